@@ -100,7 +100,15 @@ pub fn check_call(program: &Program, name: &str, args: &[Arg], span: Span) -> Re
                 Err(want(&args[0], "f32, a float vector or Color"))
             }
         }
-        "abs" | "sign" => {
+        "abs" => {
+            arity(1)?;
+            if is_numeric_elementwise(&args[0].ty) {
+                Ok(args[0].ty.clone())
+            } else {
+                Err(want(&args[0], "a number, vector or Color"))
+            }
+        }
+        "sign" => {
             arity(1)?;
             if is_signed_elementwise(&args[0].ty) {
                 Ok(args[0].ty.clone())
@@ -266,9 +274,14 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
     let target_name = show(target);
     let bad = |msg: String| Diagnostic::new(Code::InvalidConstructor, span, msg).with_label(format!("cannot build a `{target_name}` from these arguments"));
     let conversion_error = |from: &Type| {
+        let help = if from.element_scalar() == Some(Scalar::Bool) {
+            "conversions exist between f32, i32 and u32 (and vectors of the same size); turn a bool into a number with `select(b, 1.0, 0.0)`"
+        } else {
+            "conversions exist between f32, i32 and u32 (and vectors of the same size); compare to get a bool, e.g. `x != 0.0`"
+        };
         Diagnostic::new(Code::InvalidConversion, span, format!("cannot convert `{}` to `{target_name}`", show(from)))
             .with_label("no such conversion")
-            .with_help("conversions exist between f32, i32 and u32 (and vectors of the same size); compare with `!= 0` to get a bool")
+            .with_help(help)
     };
     match target {
         Type::Scalar(to) => {
@@ -318,8 +331,13 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
             [a, b, c] if [a, b, c].iter().all(|x| x.ty == Type::F32) => Ok(()),
             _ => {
                 let found: Vec<String> = args.iter().map(|a| show(&a.ty)).collect();
-                Err(bad(format!("`Color` takes (f32), (f32, f32, f32) or (vec3), found ({})", found.join(", ")))
-                    .with_help("integer values need an explicit `f32(..)`"))
+                let mut d = bad(format!("`Color` takes (f32), (f32, f32, f32) or (vec3), found ({})", found.join(", ")));
+                if matches!(args.len(), 1 | 3) && args.iter().any(|a| a.ty.is_integer_valued()) {
+                    // Right shape, but integers where channels are f32.
+                    d.code = Code::IntFloatMix;
+                    d = d.with_help("integer values need an explicit `f32(..)`; write literals as `1.0`");
+                }
+                Err(d)
             }
         },
         Type::Matrix(n) => match args {

@@ -29,6 +29,7 @@ impl Sema {
             let info = self.check_const(c);
             self.program.consts[c].body = info;
         }
+        self.check_const_cycles();
         for p in 0..self.program.plugins.len() {
             let info = self.check_param_defaults(p);
             self.program.plugins[p].defaults = info;
@@ -45,7 +46,16 @@ impl Sema {
         };
         let ret = def.ret.clone();
         let params: Vec<(String, Type, Span)> = def.params.iter().map(|p| (p.name.clone(), p.ty.clone(), p.span)).collect();
+        let body_span = decl.body.as_ref().map(|b| b.span);
+        let syntax_error_at = self
+            .diagnostics
+            .iter()
+            .filter(|d| d.code.as_str() < "E0100")
+            .map(|d| d.primary.span)
+            .filter(|s| body_span.is_some_and(|b| s.file == b.file && b.start <= s.start && s.start <= b.end))
+            .min_by_key(|s| s.start);
         let mut cx = Checker::new(self, def.module, Some(f), plugin, ret.clone());
+        cx.syntax_error_at = syntax_error_at;
         for (name, ty, span) in params {
             cx.declare(&name, ty, false, true, span);
         }
@@ -59,11 +69,23 @@ impl Sema {
         } else if cx.live && !ret.is_unit() && !ret.is_error() {
             let shown = cx.sema.show(&ret);
             let close = Span { start: body.span.end.saturating_sub(1), ..body.span };
+            // `x;` as the last statement, where `x` would be the value: the `;` discards it.
+            let discarded = match (body.tail.as_deref(), body.stmts.last().map(|s| &s.kind)) {
+                (None, Some(StmtKind::Expr { expr, semi: true })) => {
+                    cx.info.expr_types.get(&expr.id).is_some_and(|t| t.fits(&ret) && !t.is_wildcard())
+                }
+                _ => false,
+            };
+            let help = if discarded {
+                "the last expression ends with `;`, which discards its value: remove the `;` to return it"
+            } else {
+                "end the body with a value, or `return` on every path"
+            };
             cx.sema.error(
-                Diagnostic::new(Code::MissingReturn, decl.name.span, format!("`{}` may end without returning a `{shown}`", decl.name.name))
+                Diagnostic::new(Code::MissingReturn, decl.name.span, format!("`{}` may end without returning a value", decl.name.name))
                     .with_label(format!("declared to return `{shown}`"))
                     .with_secondary(close, "the end of the body is reachable")
-                    .with_help("end the body with a value, or `return` on every path"),
+                    .with_help(help),
             );
         }
         let calls = cx.calls.iter().map(|&(g, span)| (f, g, span)).collect();
@@ -82,6 +104,58 @@ impl Sema {
         cx.info
     }
 
+    /// Reports constants that depend on themselves (E0217), once per cycle: at the constant of
+    /// the cycle declared first, on its reference that leads back to it.
+    fn check_const_cycles(&mut self) {
+        let count = self.program.consts.len();
+        let mut edges: Vec<Vec<(ConstId, Span)>> = Vec::with_capacity(count);
+        for c in 0..count {
+            let (module, item) = (self.program.consts[c].module, self.program.consts[c].item);
+            let ast::ItemKind::Const(decl) = &self.program.modules[module].ast.items[item].kind else {
+                edges.push(Vec::new());
+                continue;
+            };
+            let mut paths = Vec::new();
+            constant_paths(&decl.value, &mut paths);
+            let deps = paths
+                .into_iter()
+                .filter_map(|path| match self.lookup_path(module, &path) {
+                    Some(Found::Item(ItemRef::Const(d))) => Some((d, path.span)),
+                    _ => None,
+                })
+                .collect();
+            edges.push(deps);
+        }
+        let reaches = |from: ConstId, to: ConstId| -> bool {
+            let mut seen = vec![false; count];
+            let mut stack = vec![from];
+            while let Some(c) = stack.pop() {
+                for &(d, _) in &edges[c] {
+                    if d == to {
+                        return true;
+                    }
+                    if !std::mem::replace(&mut seen[d], true) {
+                        stack.push(d);
+                    }
+                }
+            }
+            false
+        };
+        for c in 0..count {
+            // The first reference of c that leads back to c, if c is the first of its cycle.
+            let Some(&(_, span)) = edges[c].iter().find(|&&(d, _)| d == c || reaches(d, c)) else { continue };
+            if (0..c).any(|d| reaches(c, d) && reaches(d, c)) {
+                continue;
+            }
+            let name = self.program.consts[c].name.clone();
+            self.error(
+                Diagnostic::new(Code::NotConstant, span, format!("constant `{name}` depends on itself"))
+                    .with_label(format!("this leads back to `{name}`"))
+                    .with_help("a constant's value cannot be computed from itself: write the value"),
+            );
+        }
+    }
+
     fn check_param_defaults(&mut self, p: PluginId) -> BodyInfo {
         let (module, item) = (self.program.plugins[p].module, self.program.plugins[p].item);
         let ast::ItemKind::Plugin(decl) = &self.program.modules[module].ast.items[item].kind else { return BodyInfo::default() };
@@ -90,6 +164,10 @@ impl Sema {
         for (name, default) in defaults {
             let Some(default) = default else { continue };
             let Some(param) = cx.sema.program.plugins[p].params.iter().find(|q| q.name == name) else { continue };
+            // An invalid parameter type is reported already (E0403).
+            if !crate::collect::is_param_type(&param.ty) {
+                continue;
+            }
             let expected = match &param.ty {
                 Type::Texture(inner) => (**inner).clone(),
                 Type::Plugin(kind) => {
@@ -196,6 +274,11 @@ struct Checker<'s> {
     calls: Vec<(FnId, Span)>,
     /// Locals already reported as used unassigned (one report each).
     reported_unassigned: Vec<LocalId>,
+    /// Where the first syntax error inside this body starts: statements the parser dropped may
+    /// have declared names, so unknown names after it are not reported.
+    syntax_error_at: Option<Span>,
+    /// The variables of `for` loops (immutable), for messages.
+    loop_vars: Vec<LocalId>,
 }
 
 impl<'s> Checker<'s> {
@@ -213,6 +296,8 @@ impl<'s> Checker<'s> {
             loops: Vec::new(),
             calls: Vec::new(),
             reported_unassigned: Vec::new(),
+            syntax_error_at: None,
+            loop_vars: Vec::new(),
         }
     }
 
@@ -248,6 +333,10 @@ impl<'s> Checker<'s> {
         let d = if int_vs_float {
             let help = match &e.kind {
                 ExprKind::Lit(Lit::Int { value, .. }) => format!("write `{value}.0` for a float"),
+                ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Lit(Lit::Int { .. })) && expected.is_float_valued() => {
+                    let ExprKind::Lit(Lit::Int { value, .. }) = &inner.kind else { unreachable!() };
+                    format!("write `-{value}.0` for a float")
+                }
                 _ if expected.is_float_valued() => format!("convert explicitly: `{want}(..)`"),
                 _ => format!("convert explicitly: `{want}(..)` (rounds toward zero)"),
             };
@@ -255,7 +344,13 @@ impl<'s> Checker<'s> {
                 .with_label("integers and floats do not mix implicitly")
                 .with_help(help)
         } else {
-            Diagnostic::new(Code::TypeMismatch, e.span, format!("expected `{want}`, found `{got}`")).with_label(format!("expected `{want}`"))
+            let d = Diagnostic::new(Code::TypeMismatch, e.span, format!("expected `{want}`, found `{got}`")).with_label(format!("expected `{want}`"));
+            let vec3 = Type::Vector(Scalar::F32, 3);
+            if (*actual == vec3 && *expected == Type::Color) || (*actual == Type::Color && *expected == vec3) {
+                d.with_help(format!("`Color` and `vec3` are distinct types: convert with `{want}(..)`"))
+            } else {
+                d
+            }
         };
         self.sema.error(d);
     }
@@ -327,8 +422,17 @@ impl<'s> Checker<'s> {
                 self.bind_pattern(pattern, &ty, *mutable, init.is_some());
             }
             StmtKind::Assign { target, op, value } => self.check_assign(target, *op, value),
-            StmtKind::Expr { expr, .. } => {
-                self.check_expr(expr, None);
+            StmtKind::Expr { expr, semi } => {
+                let ty = self.check_expr(expr, None);
+                // A block-like statement's value would be silently lost (as in Rust).
+                if !semi && !ty.is_unit() && !ty.is_wildcard() {
+                    let shown = self.show(&ty);
+                    self.sema.error(
+                        Diagnostic::new(Code::TypeMismatch, expr.span, format!("this gives a `{shown}` that is never used"))
+                            .with_label("a statement has type `()`")
+                            .with_help("end it with `;` to discard the value, or make it the last expression of the block"),
+                    );
+                }
             }
             StmtKind::Break | StmtKind::Continue => {
                 let state = self.live.then(|| self.assigned.clone());
@@ -359,6 +463,17 @@ impl<'s> Checker<'s> {
                     self.sema.error(Diagnostic::new(Code::NotConstant, stmt.span, "`return` outside of a function").with_label("not allowed here"));
                 }
                 match value {
+                    Some(e) if ret.is_unit() => {
+                        let t = self.check_expr(e, None);
+                        if !t.is_unit() && !t.is_wildcard() {
+                            let shown = self.show(&t);
+                            self.sema.error(
+                                Diagnostic::new(Code::TypeMismatch, e.span, format!("`return` with a `{shown}` value in a function without a return type"))
+                                    .with_label("expected no value")
+                                    .with_help(format!("declare the result type, `-> {shown}`, or write `return;`")),
+                            );
+                        }
+                    }
                     Some(e) => {
                         let t = self.check_expr(e, Some(&ret));
                         self.expect(&t, &ret, e);
@@ -366,8 +481,8 @@ impl<'s> Checker<'s> {
                     None if !ret.is_unit() && !ret.is_error() => {
                         let shown = self.show(&ret);
                         self.sema.error(
-                            Diagnostic::new(Code::TypeMismatch, stmt.span, format!("`return` without a value in a function returning `{shown}`"))
-                                .with_label(format!("expected a `{shown}` value")),
+                            Diagnostic::new(Code::MissingReturn, stmt.span, format!("`return` without a value in a function returning `{shown}`"))
+                                .with_label(format!("expected a value of type `{shown}`")),
                         );
                     }
                     None => {}
@@ -451,19 +566,31 @@ impl<'s> Checker<'s> {
                     let def = &self.info.locals[local];
                     if !def.mutable {
                         let (name, span) = (def.name.clone(), def.span);
+                        // Parameters are the first locals of a function.
+                        let params = self.function.map_or(0, |f| self.sema.program.functions[f].params.len());
+                        let (what, help) = if name == "self" {
+                            ("parameter", "`self` is immutable: copy it into a variable first, e.g. `var copy = self;`".to_string())
+                        } else if local < params {
+                            ("parameter", format!("parameters are immutable: copy it into a variable first, e.g. `var {name} = {name};`"))
+                        } else if self.loop_vars.contains(&local) {
+                            ("loop variable", format!("the variable of a `for` loop is immutable: copy it into a variable, e.g. `var k = {name};`"))
+                        } else {
+                            ("binding", format!("declare it with `var {name}` to make it mutable"))
+                        };
                         self.sema.error(
                             Diagnostic::new(Code::AssignToImmutable, target.span, format!("cannot assign to `{name}`, which is not a `var`"))
-                                .with_label("assignment to an immutable binding")
+                                .with_label(format!("assignment to an immutable {what}"))
                                 .with_secondary(span, "declared here")
-                                .with_help(format!("declare it with `var {name}` to make it mutable")),
+                                .with_help(help),
                         );
                     }
                 }
-                Some(Resolution::PluginParam(..)) | Some(Resolution::Const(_)) => {
+                Some(resolution @ (Resolution::PluginParam(..) | Resolution::Const(_))) => {
+                    let what = if matches!(resolution, Resolution::Const(_)) { "a constant" } else { "a plugin parameter" };
                     self.sema.error(
-                        Diagnostic::new(Code::AssignToImmutable, target.span, format!("cannot assign to `{path}`"))
+                        Diagnostic::new(Code::AssignToImmutable, target.span, format!("cannot assign to `{path}`, which is {what}"))
                             .with_label("constants and plugin parameters are read-only")
-                            .with_help("copy it into a `var` first"),
+                            .with_help(format!("copy it into a variable first, e.g. `var v = {path};`")),
                     );
                 }
                 None => {} // Unknown name: reported already.
@@ -619,8 +746,14 @@ impl<'s> Checker<'s> {
             }
             ExprKind::For { attrs, var, start, end, body } => {
                 self.loop_attributes(attrs);
-                let start_ty = self.check_expr(start, None);
-                let end_ty = self.check_expr(end, Some(&start_ty));
+                // A literal bound takes its type from the other one (`0..n` with n: u32).
+                let (start_ty, end_ty) = if is_literal(start) && !is_literal(end) {
+                    let end_ty = self.check_expr(end, None);
+                    (self.check_expr(start, Some(&end_ty)), end_ty)
+                } else {
+                    let start_ty = self.check_expr(start, None);
+                    (start_ty.clone(), self.check_expr(end, Some(&start_ty)))
+                };
                 let var_ty = match (&start_ty, &end_ty) {
                     (Type::Error, _) | (_, Type::Error) => Type::Error,
                     (Type::Scalar(s), t) if s.is_integer() && *t == start_ty => start_ty.clone(),
@@ -636,7 +769,8 @@ impl<'s> Checker<'s> {
                 };
                 let (before, live) = (self.assigned.clone(), self.live);
                 self.scopes.push(HashMap::new());
-                self.declare(&var.name, var_ty, false, true, var.span);
+                let local = self.declare(&var.name, var_ty, false, true, var.span);
+                self.loop_vars.push(local);
                 self.loops.push(LoopCx { breaks: None });
                 self.check_block(body, None);
                 self.loops.pop();
@@ -746,13 +880,15 @@ impl<'s> Checker<'s> {
             Some(Found::Item(ItemRef::Struct(_) | ItemRef::Extern(_))) => self.not_a_value(path, "a type"),
             Some(Found::Item(ItemRef::Plugin(_))) => self.not_a_value(path, "a plugin"),
             Some(Found::Module(_)) => self.not_a_value(path, "a module"),
-            Some(Found::Ambiguous(_)) => {
-                self.sema.error(ambiguous(path));
+            Some(Found::Ambiguous(items)) => {
+                self.sema.error(ambiguous(&self.sema.program, path, &items));
                 Type::Error
             }
             None if path.segments.len() == 1 && (builtins::is_builtin(&first.name) || builtin_type(&first.name).is_some()) => {
                 self.not_a_value(path, "a built-in function")
             }
+            // The statement declaring it may be one the parser dropped.
+            None if self.syntax_error_at.is_some_and(|s| s.start <= path.span.start) => Type::Error,
             None => {
                 let mut d = Diagnostic::new(Code::UnknownName, path.span, format!("unknown name `{path}`")).with_label("not found in this scope");
                 if let Some(similar) = self.similar_local(&first.name) {
@@ -834,6 +970,8 @@ impl<'s> Checker<'s> {
         if ta.is_wildcard() || tb.is_wildcard() {
             return Some(match op {
                 _ if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => Type::BOOL,
+                // Reported already: the result is unknown too (not the other operand's type).
+                _ if ta.is_error() || tb.is_error() => Type::Error,
                 _ if ta.is_wildcard() => tb.clone(),
                 _ => ta.clone(),
             });
@@ -847,7 +985,7 @@ impl<'s> Checker<'s> {
                 (ta == tb && matches!(ta, Type::Scalar(s) if s.is_numeric())).then_some(Type::BOOL)
             }
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
-                (ta == tb && (ta.is_integer_valued() || *ta == Type::BOOL)).then(|| ta.clone())
+                (ta == tb && (ta.is_integer_valued() || ta.element_scalar() == Some(Scalar::Bool))).then(|| ta.clone())
             }
             BinOp::Shl | BinOp::Shr => (ta == tb && ta.is_integer_valued()).then(|| ta.clone()),
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => arithmetic_type(op, ta, tb),
@@ -880,6 +1018,9 @@ impl<'s> Checker<'s> {
                 BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
                     "bitwise operators apply to two integers (or vectors) of the same type"
                 }
+                _ if matches!(ta, Type::Matrix(_)) || matches!(tb, Type::Matrix(_)) => {
+                    "a `matN` adds to and multiplies another `matN`, multiplies a `vecN` of the same size, and multiplies or divides by an f32"
+                }
                 _ => "arithmetic applies to two values of the same type, or a vector/Color/matrix and a scalar of its element type",
             };
             Diagnostic::new(Code::InvalidOperands, span, format!("cannot apply `{}` to `{sa}` and `{sb}`", op.symbol()))
@@ -894,7 +1035,11 @@ impl<'s> Checker<'s> {
         let ty = self.check_expr(cond, Some(&Type::BOOL));
         if !ty.fits(&Type::BOOL) {
             let shown = self.show(&ty);
-            let help = if ty.element_scalar().is_some_and(Scalar::is_numeric) { "compare explicitly, e.g. `x != 0`" } else { "conditions are bool values" };
+            let help = match ty.element_scalar() {
+                Some(Scalar::F32) => "compare explicitly, e.g. `x > 0.0`",
+                Some(s) if s.is_numeric() => "compare explicitly, e.g. `x != 0`",
+                _ => "conditions are bool values",
+            };
             self.sema.error(
                 Diagnostic::new(Code::NonBoolCondition, cond.span, format!("expected a `bool` condition, found `{shown}`"))
                     .with_label("not a bool")
@@ -1015,10 +1160,11 @@ impl<'s> Checker<'s> {
         let valid_set = sets.iter().find(|set| name.chars().all(|c| set.contains(c)));
         let bad = |why: String| Diagnostic::new(Code::InvalidSwizzle, field.span, format!("invalid swizzle `.{name}`")).with_label(why);
         let Some(set) = valid_set else {
-            let d = if name.chars().all(|c| "xyzwrgba".contains(c)) {
-                bad("components from `xyzw` and `rgba` cannot be mixed".into())
-            } else {
-                bad(format!("not a component of a {}", if color { "Color" } else { "vector" }))
+            let d = match name.chars().find(|&c| !sets.iter().any(|set| set.contains(c))) {
+                None if color => bad("components from `rgb` and `xyz` cannot be mixed".into()),
+                None => bad("components from `xyzw` and `rgba` cannot be mixed".into()),
+                Some(c) if color => bad(format!("`{c}` is not a channel of a Color")).with_help("a Color has the channels `r`, `g`, `b` (or `x`, `y`, `z`); there is no alpha"),
+                Some(c) => bad(format!("`{c}` is not a component of a vector")).with_help("vector components are `x`, `y`, `z`, `w` (or `r`, `g`, `b`, `a`)"),
             };
             self.sema.error(d);
             return Type::Error;
@@ -1062,8 +1208,21 @@ impl<'s> Checker<'s> {
                 return Type::Error;
             }
         };
-        if let ExprKind::Lit(Lit::Int { value, .. }) = &index.kind {
-            if *value >= len as u64 {
+        // A constant index: a literal, a negated literal or the name of an integer constant.
+        let constant = match &index.kind {
+            ExprKind::Lit(Lit::Int { value, .. }) => Some(i128::from(*value)),
+            ExprKind::Unary(UnOp::Neg, inner) => match &inner.kind {
+                ExprKind::Lit(Lit::Int { value, .. }) => Some(-i128::from(*value)),
+                _ => None,
+            },
+            ExprKind::Path(_) => match self.info.resolutions.get(&index.id) {
+                Some(&Resolution::Const(c)) => self.sema.const_int(c).map(i128::from),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(value) = constant {
+            if value < 0 || value >= i128::from(len) {
                 let shown = self.show(&base_ty);
                 self.sema.error(
                     Diagnostic::new(Code::InvalidIndex, index.span, format!("index {value} is out of range for `{shown}`"))
@@ -1083,7 +1242,7 @@ impl<'s> Checker<'s> {
                 }
                 let d = match found {
                     None => Diagnostic::new(Code::UnknownType, path.span, format!("unknown struct `{path}`")).with_label("not found in this scope"),
-                    Some(Found::Ambiguous(_)) => ambiguous(path),
+                    Some(Found::Ambiguous(items)) => ambiguous(&self.sema.program, path, &items),
                     Some(_) => Diagnostic::new(Code::WrongKindOfName, path.span, format!("`{path}` is not a struct")).with_label("expected a struct name"),
                 };
                 self.sema.error(d);
@@ -1178,11 +1337,14 @@ impl<'s> Checker<'s> {
         if path.segments.len() == 1 {
             if self.local(first).is_some() || self.plugin.is_some_and(|p| self.sema.program.plugins[p].params.iter().any(|q| q.name == *first)) {
                 self.check_args_loosely(args);
-                self.sema.error(
-                    Diagnostic::new(Code::NotCallable, callee.span, format!("`{first}` is a variable, not a function"))
-                        .with_label("not callable")
-                        .with_help("a local variable or parameter shadows the function of this name"),
-                );
+                let shadows = builtins::is_builtin(first)
+                    || builtin_type(first).is_some()
+                    || matches!(self.sema.lookup_path(self.module, path), Some(Found::Item(ItemRef::Fn(_))));
+                let mut d = Diagnostic::new(Code::NotCallable, callee.span, format!("`{first}` is a variable, not a function")).with_label("not callable");
+                if shadows {
+                    d = d.with_help(format!("a local variable or parameter named `{first}` hides the function of this name: rename it"));
+                }
+                self.sema.error(d);
                 return Type::Error;
             }
             if let Some(p) = self.plugin {
@@ -1218,9 +1380,9 @@ impl<'s> Checker<'s> {
                 );
                 Type::Error
             }
-            Some(Found::Ambiguous(_)) => {
+            Some(Found::Ambiguous(items)) => {
                 self.check_args_loosely(args);
-                self.sema.error(ambiguous(path));
+                self.sema.error(ambiguous(&self.sema.program, path, &items));
                 Type::Error
             }
             Some(_) => {
@@ -1354,11 +1516,12 @@ impl<'s> Checker<'s> {
         self.info.method_targets.insert(e.id, f);
         let def = &self.sema.program.functions[f];
         if let Type::Texture(value) = &recv_ty {
-            // `Texture<T>.eval(si)` evaluates the texture as a T, whatever the plugin's methods.
+            // `Texture<T>.eval(si)` evaluates the texture as a T, whatever the plugin's methods;
+            // the other interface methods (`eval_1`, `mean`) keep their declared result types.
             let params: Vec<Type> = def.params.iter().map(|p| p.ty.clone()).collect();
-            let value = (**value).clone();
+            let result = if method.name == "eval" { (**value).clone() } else { def.ret.clone() };
             self.check_args(&params, args, e.span, &format!("Texture::{}", method.name));
-            return value;
+            return result;
         }
         let is_interface = matches!(def.owner, FnOwner::Interface(_));
         if !is_interface && !def.has_self {
@@ -1392,10 +1555,10 @@ impl<'s> Checker<'s> {
     fn require_constant(&mut self, e: &Expr) -> bool {
         match find_non_constant(e) {
             None => true,
-            Some(span) => {
+            Some((span, why)) => {
                 self.sema.error(
                     Diagnostic::new(Code::NotConstant, span, "not a constant expression")
-                        .with_label("evaluated at run time")
+                        .with_label(why)
                         .with_help("constants and parameter defaults are built from literals, other constants, operators, constructors and built-in math"),
                 );
                 false
@@ -1447,23 +1610,41 @@ fn arithmetic_type(op: BinOp, a: &Type, b: &Type) -> Option<Type> {
     }
 }
 
-/// The first part of `e` that is not allowed in a constant expression.
-fn find_non_constant(e: &Expr) -> Option<Span> {
+/// The paths (names of constants, presumably) in a constant expression.
+fn constant_paths(e: &Expr, out: &mut Vec<ast::Path>) {
+    match &e.kind {
+        ExprKind::Path(p) => out.push(p.clone()),
+        ExprKind::Unary(_, x) => constant_paths(x, out),
+        ExprKind::Binary(_, a, b) => {
+            constant_paths(a, out);
+            constant_paths(b, out);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| constant_paths(a, out)),
+        _ => {}
+    }
+}
+
+/// The first part of `e` that is not allowed in a constant expression: only literals, names
+/// (of constants), operators, constructors and built-in calls are.
+fn find_non_constant(e: &Expr) -> Option<(Span, &'static str)> {
     match &e.kind {
         ExprKind::Lit(_) | ExprKind::Path(_) => None,
-        ExprKind::Unary(_, x) | ExprKind::Field(x, _) | ExprKind::TupleIndex(x, ..) | ExprKind::ArrayRepeat(x, _) => find_non_constant(x),
-        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => find_non_constant(a).or_else(|| find_non_constant(b)),
-        ExprKind::Tuple(xs) | ExprKind::Array(xs) => xs.iter().find_map(find_non_constant),
-        ExprKind::StructLit { fields, .. } => fields.iter().find_map(|f| find_non_constant(&f.value)),
+        ExprKind::Unary(_, x) => find_non_constant(x),
+        ExprKind::Binary(_, a, b) => find_non_constant(a).or_else(|| find_non_constant(b)),
         ExprKind::Call { callee, args } => match &callee.kind {
             ExprKind::Path(p)
                 if p.segments.len() == 1 && (builtin_type(&p.segments[0].name).is_some() || builtins::is_builtin(&p.segments[0].name)) =>
             {
                 args.iter().find_map(find_non_constant)
             }
-            _ => Some(e.span),
+            _ => Some((e.span, "a call of a function that is not built in")),
         },
-        _ => Some(e.span),
+        ExprKind::MethodCall { .. } => Some((e.span, "a method call")),
+        ExprKind::Tuple(_) => Some((e.span, "a tuple is not a constant")),
+        ExprKind::Array(_) | ExprKind::ArrayRepeat(..) => Some((e.span, "an array is not a constant")),
+        ExprKind::StructLit { .. } => Some((e.span, "a struct literal is not a constant")),
+        ExprKind::Field(..) | ExprKind::TupleIndex(..) | ExprKind::Index(..) => Some((e.span, "access to a part of a value")),
+        _ => Some((e.span, "evaluated at run time")),
     }
 }
 

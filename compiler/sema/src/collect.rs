@@ -77,11 +77,18 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                 ItemKind::Interface(decl) => {
                     let Some(kind) = plugin_kind(&decl.kind, &mut diagnostics) else { continue };
                     if let Some(first) = program.interfaces.get(&kind) {
-                        diagnostics.push(
+                        // Point at the program's own declaration rather than into the stdlib.
+                        let d = if program.modules[m].is_stdlib && !program.modules[first.module].is_stdlib {
+                            Diagnostic::new(Code::DuplicateDefinition, first.span, format!("a second interface for `{}`", kind.keyword()))
+                                .with_label("redefined here")
+                                .with_secondary(decl.kind.span, "the standard library declares it here")
+                                .with_help("interfaces are global to the program: implement the standard one instead of declaring it again")
+                        } else {
                             Diagnostic::new(Code::DuplicateDefinition, decl.kind.span, format!("a second interface for `{}`", kind.keyword()))
                                 .with_label("redefined here")
-                                .with_secondary(first.span, "first defined here"),
-                        );
+                                .with_secondary(first.span, "first defined here")
+                        };
+                        diagnostics.push(d);
                         continue;
                     }
                     let mut methods: Vec<FnId> = Vec::new();
@@ -159,7 +166,7 @@ fn plugin_kind(word: &ast::Ident, diagnostics: &mut Vec<Diagnostic>) -> Option<P
 }
 
 /// Whether a type may be the type of a plugin `param`.
-fn is_param_type(ty: &Type) -> bool {
+pub(crate) fn is_param_type(ty: &Type) -> bool {
     matches!(ty, Type::Scalar(_) | Type::Vector(..) | Type::Color | Type::Texture(_) | Type::Plugin(_) | Type::Error)
 }
 
@@ -178,12 +185,18 @@ impl Sema {
                 return;
             }
             None => {
-                let elsewhere = self.scopes.lookup(&self.program, module, &decl.ty.name).is_some();
-                let mut d = Diagnostic::new(Code::UnknownType, decl.ty.span, format!("unknown type `{}`", decl.ty.name))
-                    .with_label("no struct or extern type of this name in this module");
-                if elsewhere {
-                    d = d.with_help("methods can only be added in the module that defines the type");
-                }
+                let name = &decl.ty.name;
+                let d = match self.scopes.lookup(&self.program, module, name) {
+                    Some(Found::Item(ItemRef::Struct(_) | ItemRef::Extern(_))) => {
+                        Diagnostic::new(Code::UnknownType, decl.ty.span, format!("`{name}` is not a type of this module"))
+                            .with_label("defined in another module")
+                            .with_help("methods can only be added in the module that defines the type")
+                    }
+                    Some(Found::Item(_)) => Diagnostic::new(Code::WrongKindOfName, decl.ty.span, format!("`{name}` is not a struct or extern type"))
+                        .with_label("`impl` blocks add methods to structs and extern types"),
+                    _ => Diagnostic::new(Code::UnknownType, decl.ty.span, format!("unknown type `{name}`"))
+                        .with_label("no struct or extern type of this name in this module"),
+                };
                 self.error(d);
                 return;
             }
@@ -293,8 +306,9 @@ impl Sema {
             }
             FnOwner::Struct(_) if decl.is_extern => {
                 self.error(
-                    Diagnostic::new(Code::UnexpectedBody, span, format!("`extern fn {name}` in an impl of a struct"))
-                        .with_label("only extern types have runtime-provided methods"),
+                    Diagnostic::new(Code::MissingBody, span, format!("`extern fn {name}` in an impl of a struct"))
+                        .with_label("only extern types have runtime-provided methods")
+                        .with_help("give the method a body"),
                 );
             }
             _ if decl.is_extern && decl.body.is_some() => {
@@ -565,8 +579,8 @@ impl Sema {
         }
         match self.lookup_path(module, path) {
             Some(Found::Item(ItemRef::Fn(f))) => Some(f),
-            Some(Found::Ambiguous(_)) => {
-                self.error(crate::context::ambiguous(path));
+            Some(Found::Ambiguous(items)) => {
+                self.error(crate::context::ambiguous(&self.program, path, &items));
                 None
             }
             Some(_) => {

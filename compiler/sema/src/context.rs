@@ -109,8 +109,8 @@ impl Sema {
                 );
                 Type::Error
             }
-            Some(Found::Ambiguous(_)) => {
-                self.error(ambiguous(path));
+            Some(Found::Ambiguous(items)) => {
+                self.error(ambiguous(&self.program, path, &items));
                 Type::Error
             }
             None => {
@@ -211,10 +211,26 @@ impl Sema {
     }
 }
 
-pub fn ambiguous(path: &ast::Path) -> Diagnostic {
-    Diagnostic::new(Code::AmbiguousName, path.span, format!("`{path}` is ambiguous"))
-        .with_label("several glob imports define this name")
-        .with_help("import the one you mean by name: `import module::{name};`")
+/// `path` names several items through glob imports: points at each of them.
+pub fn ambiguous(program: &Program, path: &ast::Path, items: &[ItemRef]) -> Diagnostic {
+    let mut d = Diagnostic::new(Code::AmbiguousName, path.span, format!("`{path}` is ambiguous"))
+        .with_label("several glob imports define this name");
+    let mut modules = Vec::new();
+    for item in items {
+        let (module, span) = match *item {
+            ItemRef::Fn(f) => (program.functions[f].module, program.functions[f].name_span),
+            ItemRef::Struct(s) => (program.structs[s].module, program.structs[s].span),
+            ItemRef::Const(c) => (program.consts[c].module, program.consts[c].span),
+            ItemRef::Plugin(p) => (program.plugins[p].module, program.plugins[p].span),
+            ItemRef::Extern(e) => (program.externs[e].module, program.externs[e].span),
+        };
+        let name = &program.modules[module].name;
+        d = d.with_secondary(span, format!("one is defined in `{name}`"));
+        modules.push(name.clone());
+    }
+    let last = path.segments.last().map_or("name", |s| s.name.as_str());
+    let example = modules.first().map_or("module".to_string(), String::clone);
+    d.with_help(format!("import the one you mean by name, e.g. `import {example}::{{{last}}};`"))
 }
 
 /// Suggestions for type names people bring from other languages.

@@ -49,7 +49,17 @@ impl Scopes {
                 let Some(&target) = imports.explicit.get(&(m, i)) else { continue };
                 match &import.names {
                     ImportNames::Module => {
-                        scope.qualified.insert(import.module.last().name.clone(), target);
+                        let alias = import.module.last();
+                        match scope.qualified.get(&alias.name) {
+                            Some(&other) if other != target => diagnostics.push(
+                                Diagnostic::new(Code::DuplicateDefinition, alias.span, format!("two imported modules are named `{}`", alias.name))
+                                    .with_label("a second module with this name")
+                                    .with_help(format!("import one of them by item instead: `import {}::{{..}};`", import.module)),
+                            ),
+                            _ => {
+                                scope.qualified.insert(alias.name.clone(), target);
+                            }
+                        }
                     }
                     ImportNames::Glob(_) => scope.globs.push(target),
                     ImportNames::List(names) => {

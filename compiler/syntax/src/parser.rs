@@ -10,8 +10,56 @@ use std::convert::Infallible;
 /// Parses one file. Always returns an AST (possibly partial) together with every syntax error
 /// found: the lexer skips invalid characters and the parser recovers at statements and items.
 pub fn parse(source: &str, file: FileId) -> (SourceUnit, Vec<Diagnostic>) {
-    let (tokens, mut diagnostics) = tokenize(source, file);
-    let mut builder = Builder { file, next_id: 0, eof: source.len(), diagnostics: Vec::new() };
+    let (mut tokens, mut diagnostics) = tokenize(source, file);
+    // An integer literal too large for 64 bits is reported by the lexer; parse it as a `0` of
+    // the same suffix so that the statement around it is still checked without cascades.
+    for d in &diagnostics {
+        if d.code == Code::InvalidLiteral {
+            let (l, r) = (d.primary.span.start as usize, d.primary.span.end as usize);
+            let suffix = match source.as_bytes().get(r.wrapping_sub(1)) {
+                Some(b'u') => Some(IntSuffix::U32),
+                Some(b'i') => Some(IntSuffix::I32),
+                _ => None,
+            };
+            let at = tokens.partition_point(|t| t.0 < l);
+            tokens.insert(at, (l, Tok::Int(IntLit { value: 0, suffix }), r));
+        }
+    }
+    // Every token with its brace depth, to tell how far a recovery skipped.
+    let mut depth = 0u32;
+    let marks = tokens
+        .iter()
+        .map(|t| {
+            let depth_before = depth;
+            match t.1 {
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            Mark { at: t.0, depth_before, semi: matches!(t.1, Tok::Semi), closes_item: matches!(t.1, Tok::RBrace) && depth == 0 }
+        })
+        .collect();
+    // Tokens that start a line, for the "missing `;`" hint.
+    let newline_before = tokens
+        .iter()
+        .zip(std::iter::once(0).chain(tokens.iter().map(|t| t.2)))
+        .filter(|(t, prev_end)| source.get(*prev_end..t.0).is_some_and(|gap| gap.contains('\n')))
+        .map(|(t, _)| t.0)
+        .collect();
+    // The innermost `{` still open at the end of the file, for "unexpected end of file".
+    let mut open = Vec::new();
+    for t in &tokens {
+        match t.1 {
+            Tok::LBrace => open.push(t.0),
+            Tok::RBrace => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    let unclosed = open.last().copied();
+    let mut builder =
+        Builder { file, next_id: 0, eof: source.len(), diagnostics: Vec::new(), marks, skip_until: None, newline_before, unclosed };
     let result = SourceUnitParser::new().parse(&mut builder, tokens.into_iter().map(Ok::<_, Infallible>));
     let unit = match result {
         Ok(unit) => unit,
@@ -23,6 +71,15 @@ pub fn parse(source: &str, file: FileId) -> (SourceUnit, Vec<Diagnostic>) {
     diagnostics.append(&mut builder.diagnostics);
     drs_diagnostics::sort(&mut diagnostics);
     (unit, diagnostics)
+}
+
+/// A token's position and brace depth, for error recovery.
+struct Mark {
+    at: usize,
+    depth_before: u32,
+    semi: bool,
+    /// A `}` that ends a top-level item.
+    closes_item: bool,
 }
 
 /// A plugin body member before the plugin is assembled.
@@ -39,6 +96,15 @@ pub struct Builder {
     next_id: u32,
     eof: usize,
     diagnostics: Vec<Diagnostic>,
+    /// Every token with its brace depth.
+    marks: Vec<Mark>,
+    /// Errors up to this offset are not reported: the parser recovered at the item level in
+    /// the middle of an item, and what it finds until the item's end are consequences.
+    skip_until: Option<usize>,
+    /// Start offsets of the tokens that begin a line (sorted).
+    newline_before: Vec<usize>,
+    /// The innermost `{` never closed, if any.
+    unclosed: Option<usize>,
 }
 
 impl Builder {
@@ -138,22 +204,55 @@ impl Builder {
     }
 
     pub fn recover(&mut self, error: ErrorRecovery<usize, Tok<'_>, Infallible>) {
+        let error_at = match &error.error {
+            ParseError::UnrecognizedToken { token: (l, ..), .. } | ParseError::ExtraToken { token: (l, ..) } => Some(*l),
+            _ => None,
+        };
         self.report(error.error);
+        let Some(error_at) = error_at else { return };
+        // The grammar recovers at a statement (skipping to its `;`) or at an item (skipping to
+        // a token that may start one). Resuming anywhere but at a `;` is an item-level recovery;
+        // if it resumed before the end of the item the error is in, the rest of that item is
+        // parsed out of context: its errors are not reported.
+        let resume = error.dropped_tokens.last().map_or(error_at, |t| t.2);
+        let resume_index = self.marks.partition_point(|m| m.at < resume);
+        if self.marks.get(resume_index).is_some_and(|m| m.semi) {
+            return;
+        }
+        let error_index = self.marks.partition_point(|m| m.at < error_at);
+        let item_end = self.marks[error_index..].iter().find(|m| m.closes_item || (m.semi && m.depth_before == 0));
+        if let Some(end) = item_end.filter(|end| resume <= end.at) {
+            self.skip_until = Some(self.skip_until.map_or(end.at, |u| u.max(end.at)));
+        }
     }
 
     fn report(&mut self, error: ParseError<usize, Tok<'_>, Infallible>) {
         let diagnostic = match error {
             ParseError::UnrecognizedToken { token: (l, tok, r), expected } => {
-                Diagnostic::new(Code::UnexpectedToken, self.span(l, r), format!("unexpected {}", tok.describe()))
-                    .with_label(expected_list(&expected))
+                let mut d = Diagnostic::new(Code::UnexpectedToken, self.span(l, r), format!("unexpected {}", tok.describe()))
+                    .with_label(expected_list(&expected));
+                let is_expected = |t: &str| expected.iter().any(|e| e.trim_matches('"') == t);
+                if let (Tok::Float(text), true) = (&tok, is_expected("Int") && !is_expected("Float")) {
+                    let (a, b) = text.split_once('.').unwrap_or((text, "1"));
+                    d = d.with_help(format!("`{text}` is read as one float: write `(x.{a}).{b}` for an element of a nested tuple"));
+                } else if matches!(tok, Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::EqEq | Tok::NotEq) && !is_expected(tok.text()) {
+                    d = d.with_help("comparisons do not chain: combine them with `&&`, e.g. `a <= x && x <= b`");
+                } else if is_expected(";") && self.newline_before.binary_search(&l).is_ok() {
+                    d = d.with_help("a `;` may be missing at the end of the previous line");
+                }
+                d
             }
             ParseError::ExtraToken { token: (l, tok, r) } => {
                 Diagnostic::new(Code::UnexpectedToken, self.span(l, r), format!("unexpected {}", tok.describe()))
             }
             ParseError::UnrecognizedEof { location, expected } => {
                 let at = location.min(self.eof);
-                Diagnostic::new(Code::UnexpectedEof, self.span(at, at), "unexpected end of file")
-                    .with_label(expected_list(&expected))
+                let mut d = Diagnostic::new(Code::UnexpectedEof, self.span(at, at), "unexpected end of file")
+                    .with_label(expected_list(&expected));
+                if let Some(open) = self.unclosed.filter(|_| expected.iter().any(|e| e == "\"}\"")) {
+                    d = d.with_secondary(self.span(open, open + 1), "this `{` is never closed");
+                }
+                d
             }
             ParseError::InvalidToken { location } => {
                 Diagnostic::new(Code::InvalidToken, self.span(location, location + 1), "invalid token")
@@ -161,9 +260,13 @@ impl Builder {
             ParseError::User { error } => match error {},
         };
         // Recovery can report the same position twice; one diagnostic is enough.
-        if !self.diagnostics.iter().any(|d| d.primary.span == diagnostic.primary.span) {
-            self.diagnostics.push(diagnostic);
+        let start = diagnostic.primary.span.start as usize;
+        if self.skip_until.is_some_and(|until| start <= until)
+            || self.diagnostics.iter().any(|d| d.primary.span == diagnostic.primary.span)
+        {
+            return;
         }
+        self.diagnostics.push(diagnostic);
     }
 }
 
@@ -178,6 +281,10 @@ fn expected_list(expected: &[String]) -> String {
             quoted => format!("`{}`", quoted.trim_matches('"')),
         })
         .collect();
+    let has = |t: &str| expected.iter().any(|e| e == t);
+    if has("Int") && has("Float") && has("Ident") {
+        return if has("\"let\"") { "expected a statement or an expression".to_string() } else { "expected an expression".to_string() };
+    }
     match names.len() {
         0 => "not expected here".to_string(),
         1 => format!("expected {}", names[0]),
