@@ -11,7 +11,10 @@ fn stdlib_check(c: &mut Criterion) {
     let lines = line_count(&sources);
     let options = LoadOptions { stdlib_dir: Some(stdlib) };
     let fresh = || -> Vec<RootSource> {
-        sources.iter().map(|s| RootSource { name: s.name.clone(), path: s.path.clone(), text: s.text.clone() }).collect()
+        sources
+            .iter()
+            .map(|s| RootSource { name: s.name.clone(), path: s.path.clone(), text: s.text.clone() })
+            .collect()
     };
     let checked = drs_sema::check(fresh(), &options);
     assert!(checked.diagnostics.is_empty(), "the stdlib must check cleanly before it is benchmarked");

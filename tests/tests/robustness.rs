@@ -56,10 +56,7 @@ fn check_spans(text: &str, diagnostics: &[Diagnostic]) -> Result<(), TestCaseErr
         for label in std::iter::once(&d.primary).chain(&d.secondary) {
             let (start, end) = (label.span.start as usize, label.span.end as usize);
             prop_assert!(
-                start <= end
-                    && end <= text.len()
-                    && text.is_char_boundary(start)
-                    && text.is_char_boundary(end),
+                start <= end && end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end),
                 "span {start}..{end} of `{}` is not within the source ({} bytes)",
                 d.message,
                 text.len()
@@ -238,12 +235,7 @@ fn mutation_sources() -> &'static [String] {
                 .filter_map(|path| std::fs::read_to_string(path).ok())
                 .collect();
         if sources.len() < 4 {
-            sources.extend(
-                SAMPLES
-                    .iter()
-                    .map(|(_, text)| text.to_string())
-                    .filter(|t| !t.trim().is_empty()),
-            );
+            sources.extend(SAMPLES.iter().map(|(_, text)| text.to_string()).filter(|t| !t.trim().is_empty()));
         }
         sources
     })
@@ -266,8 +258,8 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     let chars = select(
         &[
-            '{', '}', '(', ')', ';', ',', '.', ':', '<', '>', '=', '-', '/', '*', '@', '0', 'x',
-            ' ', '\n', '"', 'é', '\0',
+            '{', '}', '(', ')', ';', ',', '.', ':', '<', '>', '=', '-', '/', '*', '@', '0', 'x', ' ', '\n', '"', 'é',
+            '\0',
         ][..],
     );
     prop_oneof![
@@ -424,16 +416,11 @@ fn e() -> i32 { 1 + }
 ";
     let diagnostics = check_source(text);
     check_spans(text, &diagnostics).unwrap();
-    let lines: Vec<usize> = diagnostics
-        .iter()
-        .map(|d| text[..d.primary.span.start as usize].matches('\n').count() + 1)
-        .collect();
+    let lines: Vec<usize> =
+        diagnostics.iter().map(|d| text[..d.primary.span.start as usize].matches('\n').count() + 1).collect();
     let mut distinct = lines.clone();
     distinct.dedup();
-    assert!(
-        distinct.len() >= 4,
-        "expected errors on several lines, got lines {lines:?}:\n{diagnostics:#?}"
-    );
+    assert!(distinct.len() >= 4, "expected errors on several lines, got lines {lines:?}:\n{diagnostics:#?}");
     // The error in `fn a` does not hide the ones after it, up to the last function.
     assert!(lines.contains(&2), "{lines:?}");
     assert!(lines.iter().any(|&l| l >= 16), "{lines:?}");
@@ -469,11 +456,7 @@ fn edge_inputs() {
         check(text).unwrap();
     }
     // Deep nesting stays within the parser's (heap-allocated) stacks.
-    let deep = format!(
-        "fn f() {{ let x = {}1{}; }}",
-        "(".repeat(2000),
-        ")".repeat(2000)
-    );
+    let deep = format!("fn f() {{ let x = {}1{}; }}", "(".repeat(2000), ")".repeat(2000));
     assert!(check_source(&deep).is_empty());
     let unary = format!("fn f() {{ let x = {}1; }}", "-".repeat(1000));
     assert!(check_source(&unary).is_empty());

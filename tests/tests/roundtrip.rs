@@ -18,12 +18,12 @@ fn round_trip(name: &str, text: &str) -> Result<(), String> {
     let printed = print(&unit);
     let (again, diags) = parse(&printed);
     if !diags.is_empty() {
-        return Err(format!(
-            "{name}: the printed program does not parse:\n{diags:#?}\n--- printed ---\n{printed}"
-        ));
+        return Err(format!("{name}: the printed program does not parse:\n{diags:#?}\n--- printed ---\n{printed}"));
     }
     if let Err(diff) = same_tree(&unit, &again) {
-        return Err(format!("{name}: the printed program parses to a different tree: {diff}\n--- printed ---\n{printed}"));
+        return Err(format!(
+            "{name}: the printed program parses to a different tree: {diff}\n--- printed ---\n{printed}"
+        ));
     }
     let reprinted = print(&again);
     if reprinted != printed {
@@ -51,21 +51,12 @@ fn corpus_files_round_trip() {
         }
     }
     eprintln!("round-tripped {} corpus files", files.len());
-    assert!(
-        failures.is_empty(),
-        "{} of {} files failed:\n\n{}",
-        failures.len(),
-        files.len(),
-        failures.join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {} files failed:\n\n{}", failures.len(), files.len(), failures.join("\n\n"));
 }
 
 #[test]
 fn embedded_samples_round_trip() {
-    let failures: Vec<String> = SAMPLES
-        .iter()
-        .filter_map(|(name, text)| round_trip(name, text).err())
-        .collect();
+    let failures: Vec<String> = SAMPLES.iter().filter_map(|(name, text)| round_trip(name, text).err()).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -147,8 +138,8 @@ fn embedded_samples_cover_every_construct() {
         "ty: None",
     ];
     let ops = [
-        "Add", "Sub", "Mul", "Div", "Rem", "BitAnd", "BitOr", "BitXor", "Shl", "Shr", "Eq", "Ne",
-        "Lt", "Le", "Gt", "Ge", "And", "Or",
+        "Add", "Sub", "Mul", "Div", "Rem", "BitAnd", "BitOr", "BitXor", "Shl", "Shr", "Eq", "Ne", "Lt", "Le", "Gt",
+        "Ge", "And", "Or",
     ];
     let missing: Vec<String> = constructs
         .iter()
@@ -167,12 +158,8 @@ struct Gen {
     state: u64,
 }
 
-const NAMES: &[&str] = &[
-    "a", "b", "x", "y0", "vec3", "Color", "Frame", "bsdf", "param", "f32", "Texture", "_t", "N",
-];
-const FLOATS: &[&str] = &[
-    "1.0", "0.5", "0.5e-3", "2E3", "1_000.5", "3.25e+2", "1e3", "0.0",
-];
+const NAMES: &[&str] = &["a", "b", "x", "y0", "vec3", "Color", "Frame", "bsdf", "param", "f32", "Texture", "_t", "N"];
+const FLOATS: &[&str] = &["1.0", "0.5", "0.5e-3", "2E3", "1_000.5", "3.25e+2", "1e3", "0.0"];
 const OPS: &[BinOp] = &[
     BinOp::Add,
     BinOp::Sub,
@@ -199,18 +186,12 @@ fn sp() -> Span {
 }
 
 fn mk(kind: ExprKind) -> Expr {
-    Expr {
-        id: NodeId(0),
-        kind,
-        span: sp(),
-    }
+    Expr { id: NodeId(0), kind, span: sp() }
 }
 
 impl Gen {
     fn new(seed: u64) -> Gen {
-        Gen {
-            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
-        }
+        Gen { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
     }
 
     fn next(&mut self) -> u64 {
@@ -238,37 +219,21 @@ impl Gen {
     }
 
     fn ident(&mut self) -> Ident {
-        Ident {
-            name: self.pick(NAMES).to_string(),
-            span: sp(),
-        }
+        Ident { name: self.pick(NAMES).to_string(), span: sp() }
     }
 
     fn path(&mut self) -> Path {
         let n = if self.chance(80) { 1 } else { 2 };
-        Path {
-            segments: (0..n).map(|_| self.ident()).collect(),
-            span: sp(),
-        }
+        Path { segments: (0..n).map(|_| self.ident()).collect(), span: sp() }
     }
 
     fn attr(&mut self) -> Attribute {
         let args = if self.chance(50) {
             Vec::new()
         } else {
-            self.many(2, |g| {
-                if g.chance(50) {
-                    AttrArg::Path(g.path())
-                } else {
-                    AttrArg::Int(g.next() % 100, sp())
-                }
-            })
+            self.many(2, |g| if g.chance(50) { AttrArg::Path(g.path()) } else { AttrArg::Int(g.next() % 100, sp()) })
         };
-        Attribute {
-            name: self.ident(),
-            args,
-            span: sp(),
-        }
+        Attribute { name: self.ident(), args, span: sp() }
     }
 
     fn array_len(&mut self) -> ArrayLen {
@@ -282,31 +247,17 @@ impl Gen {
     fn ty(&mut self, depth: usize) -> TypeExpr {
         let kind = match if depth == 0 { 0 } else { self.below(4) } {
             0 | 1 => {
-                let args = if depth > 0 && self.chance(25) {
-                    self.many(2, |g| g.ty(depth - 1))
-                } else {
-                    Vec::new()
-                };
-                TypeExprKind::Named {
-                    path: self.path(),
-                    args,
-                }
+                let args = if depth > 0 && self.chance(25) { self.many(2, |g| g.ty(depth - 1)) } else { Vec::new() };
+                TypeExprKind::Named { path: self.path(), args }
             }
             2 => TypeExprKind::Tuple(self.many(3, |g| g.ty(depth - 1))),
-            _ => TypeExprKind::Array {
-                elem: Box::new(self.ty(depth - 1)),
-                len: self.array_len(),
-            },
+            _ => TypeExprKind::Array { elem: Box::new(self.ty(depth - 1)), len: self.array_len() },
         };
         TypeExpr { kind, span: sp() }
     }
 
     fn pattern(&mut self, depth: usize) -> Pattern {
-        let kind = match if depth == 0 {
-            self.below(2)
-        } else {
-            self.below(4)
-        } {
+        let kind = match if depth == 0 { self.below(2) } else { self.below(4) } {
             0 => PatternKind::Bind(self.ident()),
             1 => PatternKind::Wildcard,
             _ => PatternKind::Tuple(self.many(3, |g| g.pattern(depth - 1))),
@@ -335,28 +286,15 @@ impl Gen {
             0..=2 => mk(ExprKind::Lit(self.lit())),
             3..=5 => mk(ExprKind::Path(self.path())),
             6 => {
-                let mode = if self.chance(50) {
-                    DiffMode::Fwd
-                } else {
-                    DiffMode::Bwd
-                };
-                mk(ExprKind::Derivative {
-                    mode,
-                    target: self.path(),
-                })
+                let mode = if self.chance(50) { DiffMode::Fwd } else { DiffMode::Bwd };
+                mk(ExprKind::Derivative { mode, target: self.path() })
             }
             _ => {
                 if self.chance(50) {
                     mk(ExprKind::Tuple(Vec::new()))
                 } else {
-                    let name = Ident {
-                        name: "self".into(),
-                        span: sp(),
-                    };
-                    mk(ExprKind::Path(Path {
-                        segments: vec![name],
-                        span: sp(),
-                    }))
+                    let name = Ident { name: "self".into(), span: sp() };
+                    mk(ExprKind::Path(Path { segments: vec![name], span: sp() }))
                 }
             }
         }
@@ -389,24 +327,13 @@ impl Gen {
         match self.below(22) {
             0..=2 => {
                 let op = *self.pick(OPS);
-                mk(ExprKind::Binary(
-                    op,
-                    Box::new(self.expr(d)),
-                    Box::new(self.expr(d)),
-                ))
+                mk(ExprKind::Binary(op, Box::new(self.expr(d)), Box::new(self.expr(d))))
             }
             3 | 4 => {
-                let op = if self.chance(50) {
-                    UnOp::Neg
-                } else {
-                    UnOp::Not
-                };
+                let op = if self.chance(50) { UnOp::Neg } else { UnOp::Not };
                 mk(ExprKind::Unary(op, Box::new(self.expr(d))))
             }
-            5 => mk(ExprKind::Call {
-                callee: Box::new(self.expr(d)),
-                args: self.many(3, |g| g.expr(d)),
-            }),
+            5 => mk(ExprKind::Call { callee: Box::new(self.expr(d)), args: self.many(3, |g| g.expr(d)) }),
             6 => mk(ExprKind::MethodCall {
                 receiver: Box::new(self.expr(d)),
                 method: self.ident(),
@@ -414,52 +341,29 @@ impl Gen {
             }),
             7 => mk(ExprKind::Field(Box::new(self.expr(d)), self.ident())),
             8 => {
-                let index = if self.chance(80) {
-                    self.below(4) as u32
-                } else {
-                    self.next() as u32
-                };
+                let index = if self.chance(80) { self.below(4) as u32 } else { self.next() as u32 };
                 mk(ExprKind::TupleIndex(Box::new(self.expr(d)), index, sp()))
             }
-            9 => mk(ExprKind::Index(
-                Box::new(self.expr(d)),
-                Box::new(self.expr(d)),
-            )),
+            9 => mk(ExprKind::Index(Box::new(self.expr(d)), Box::new(self.expr(d)))),
             10 => mk(ExprKind::Tuple(self.many(3, |g| g.expr(d)))),
             11 => mk(ExprKind::Array(self.many(3, |g| g.expr(d)))),
-            12 => mk(ExprKind::ArrayRepeat(
-                Box::new(self.expr(d)),
-                self.array_len(),
-            )),
+            12 => mk(ExprKind::ArrayRepeat(Box::new(self.expr(d)), self.array_len())),
             13 => {
                 let fields = self.many(3, |g| {
                     let name = g.ident();
                     let value = if g.chance(30) {
-                        mk(ExprKind::Path(Path {
-                            segments: vec![name.clone()],
-                            span: sp(),
-                        }))
+                        mk(ExprKind::Path(Path { segments: vec![name.clone()], span: sp() }))
                     } else {
                         g.expr(d)
                     };
                     FieldInit { name, value }
                 });
-                mk(ExprKind::StructLit {
-                    path: self.path(),
-                    fields,
-                })
+                mk(ExprKind::StructLit { path: self.path(), fields })
             }
             14 => mk(ExprKind::Block(self.block(d))),
             15 | 16 => self.if_expr(depth),
-            17 => mk(ExprKind::Loop {
-                attrs: self.loop_attrs(),
-                body: self.block(d),
-            }),
-            18 => mk(ExprKind::While {
-                attrs: self.loop_attrs(),
-                cond: Box::new(self.expr(d)),
-                body: self.block(d),
-            }),
+            17 => mk(ExprKind::Loop { attrs: self.loop_attrs(), body: self.block(d) }),
+            18 => mk(ExprKind::While { attrs: self.loop_attrs(), cond: Box::new(self.expr(d)), body: self.block(d) }),
             19 => mk(ExprKind::For {
                 attrs: self.loop_attrs(),
                 var: self.ident(),
@@ -475,22 +379,9 @@ impl Gen {
         let kind = match self.below(10) {
             0 | 1 => {
                 let mutable = self.chance(50);
-                let ty = if self.chance(40) {
-                    Some(self.ty(2))
-                } else {
-                    None
-                };
-                let init = if !mutable || self.chance(70) {
-                    Some(self.expr(depth))
-                } else {
-                    None
-                };
-                StmtKind::Let {
-                    mutable,
-                    pattern: self.pattern(2),
-                    ty,
-                    init,
-                }
+                let ty = if self.chance(40) { Some(self.ty(2)) } else { None };
+                let init = if !mutable || self.chance(70) { Some(self.expr(depth)) } else { None };
+                StmtKind::Let { mutable, pattern: self.pattern(2), ty, init }
             }
             2 => {
                 let op = *self.pick(&[
@@ -501,11 +392,7 @@ impl Gen {
                     Some(BinOp::Div),
                     Some(BinOp::Rem),
                 ]);
-                StmtKind::Assign {
-                    target: self.expr(depth),
-                    op,
-                    value: self.expr(depth),
-                }
+                StmtKind::Assign { target: self.expr(depth), op, value: self.expr(depth) }
             }
             3..=6 => {
                 let expr = self.expr(depth);
@@ -514,64 +401,31 @@ impl Gen {
             }
             7 => StmtKind::Break,
             8 => StmtKind::Continue,
-            _ => StmtKind::Return(if self.chance(60) {
-                Some(self.expr(depth))
-            } else {
-                None
-            }),
+            _ => StmtKind::Return(if self.chance(60) { Some(self.expr(depth)) } else { None }),
         };
         Stmt { kind, span: sp() }
     }
 
     fn block(&mut self, depth: usize) -> Block {
-        let stmts = if depth == 0 {
-            Vec::new()
-        } else {
-            self.many(3, |g| g.stmt(depth - 1))
-        };
-        let tail = if depth > 0 && self.chance(50) {
-            Some(Box::new(self.expr(depth - 1)))
-        } else {
-            None
-        };
+        let stmts = if depth == 0 { Vec::new() } else { self.many(3, |g| g.stmt(depth - 1)) };
+        let tail = if depth > 0 && self.chance(50) { Some(Box::new(self.expr(depth - 1))) } else { None };
         canonical_block(stmts, tail)
     }
 
     fn fn_decl(&mut self, depth: usize, body: bool) -> FnDecl {
         let params = self.many(3, |g| {
             if g.chance(15) {
-                Param {
-                    attrs: Vec::new(),
-                    name: Ident {
-                        name: "self".into(),
-                        span: sp(),
-                    },
-                    ty: None,
-                    span: sp(),
-                }
+                Param { attrs: Vec::new(), name: Ident { name: "self".into(), span: sp() }, ty: None, span: sp() }
             } else {
-                let attrs = if g.chance(20) {
-                    vec![g.attr()]
-                } else {
-                    Vec::new()
-                };
-                Param {
-                    attrs,
-                    name: g.ident(),
-                    ty: Some(g.ty(2)),
-                    span: sp(),
-                }
+                let attrs = if g.chance(20) { vec![g.attr()] } else { Vec::new() };
+                Param { attrs, name: g.ident(), ty: Some(g.ty(2)), span: sp() }
             }
         });
         FnDecl {
             is_extern: self.chance(10),
             name: self.ident(),
             params,
-            ret: if self.chance(60) {
-                Some(self.ty(2))
-            } else {
-                None
-            },
+            ret: if self.chance(60) { Some(self.ty(2)) } else { None },
             body: if body { Some(self.block(depth)) } else { None },
             span: sp(),
         }
@@ -579,16 +433,9 @@ impl Gen {
 
     fn methods(&mut self, depth: usize) -> Vec<Method> {
         self.many(3, |g| {
-            let attrs = if g.chance(20) {
-                g.many(2, |g| g.attr())
-            } else {
-                Vec::new()
-            };
+            let attrs = if g.chance(20) { g.many(2, |g| g.attr()) } else { Vec::new() };
             let body = g.chance(70);
-            Method {
-                attrs,
-                decl: g.fn_decl(depth, body),
-            }
+            Method { attrs, decl: g.fn_decl(depth, body) }
         })
     }
 
@@ -604,11 +451,7 @@ impl Gen {
                     1 => ImportNames::Glob(sp()),
                     _ => ImportNames::List(self.many(3, |g| g.ident())),
                 };
-                ItemKind::Import(Import {
-                    is_pub: self.chance(30),
-                    module,
-                    names,
-                })
+                ItemKind::Import(Import { is_pub: self.chance(30), module, names })
             }
             1..=3 => {
                 let body = self.chance(85);
@@ -616,26 +459,14 @@ impl Gen {
             }
             4 => ItemKind::Struct(StructDecl {
                 name: self.ident(),
-                fields: self.many(3, |g| FieldDecl {
-                    name: g.ident(),
-                    ty: g.ty(2),
-                    span: sp(),
-                }),
+                fields: self.many(3, |g| FieldDecl { name: g.ident(), ty: g.ty(2), span: sp() }),
             }),
-            5 => ItemKind::Const(ConstDecl {
-                name: self.ident(),
-                ty: self.ty(2),
-                value: self.expr(depth),
-            }),
+            5 => ItemKind::Const(ConstDecl { name: self.ident(), ty: self.ty(2), value: self.expr(depth) }),
             6 => ItemKind::Plugin(PluginDecl {
                 kind: self.ident(),
                 name: self.ident(),
                 params: self.many(3, |g| PluginParam {
-                    attrs: if g.chance(20) {
-                        vec![g.attr()]
-                    } else {
-                        Vec::new()
-                    },
+                    attrs: if g.chance(20) { vec![g.attr()] } else { Vec::new() },
                     name: g.ident(),
                     ty: g.ty(2),
                     default: if g.chance(50) { Some(g.expr(2)) } else { None },
@@ -643,32 +474,16 @@ impl Gen {
                 }),
                 methods: self.methods(depth),
             }),
-            7 => ItemKind::Interface(InterfaceDecl {
-                kind: self.ident(),
-                methods: self.methods(depth),
-            }),
-            8 => ItemKind::Impl(ImplDecl {
-                ty: self.ident(),
-                methods: self.methods(depth),
-            }),
+            7 => ItemKind::Interface(InterfaceDecl { kind: self.ident(), methods: self.methods(depth) }),
+            8 => ItemKind::Impl(ImplDecl { ty: self.ident(), methods: self.methods(depth) }),
             _ => ItemKind::ExternType(self.ident()),
         };
-        let attrs = if self.chance(15) {
-            self.many(2, |g| g.attr())
-        } else {
-            Vec::new()
-        };
-        Item {
-            attrs,
-            kind,
-            span: sp(),
-        }
+        let attrs = if self.chance(15) { self.many(2, |g| g.attr()) } else { Vec::new() };
+        Item { attrs, kind, span: sp() }
     }
 
     fn unit(&mut self, depth: usize) -> SourceUnit {
-        SourceUnit {
-            items: self.many(4, |g| g.item(depth)),
-        }
+        SourceUnit { items: self.many(4, |g| g.item(depth)) }
     }
 }
 
@@ -676,19 +491,11 @@ impl Gen {
 /// value, so such a statement gets a `;` when the block has no tail.
 fn canonical_block(mut stmts: Vec<Stmt>, tail: Option<Box<Expr>>) -> Block {
     if tail.is_none() {
-        if let Some(Stmt {
-            kind: StmtKind::Expr { semi, .. },
-            ..
-        }) = stmts.last_mut()
-        {
+        if let Some(Stmt { kind: StmtKind::Expr { semi, .. }, .. }) = stmts.last_mut() {
             *semi = true;
         }
     }
-    Block {
-        stmts,
-        tail,
-        span: sp(),
-    }
+    Block { stmts, tail, span: sp() }
 }
 
 /// `parse(print(tree))` gives back `tree` for random trees. The seeds are fixed so that the
@@ -703,15 +510,12 @@ fn random_trees_round_trip() {
         let printed = print(&unit);
         let (again, diags) = parse(&printed);
         if !diags.is_empty() {
-            failures.push(format!(
-                "seed {seed}: the print does not parse:\n{diags:#?}\n--- printed ---\n{printed}"
-            ));
+            failures.push(format!("seed {seed}: the print does not parse:\n{diags:#?}\n--- printed ---\n{printed}"));
         } else if let Err(diff) = same_tree(&unit, &again) {
-            failures.push(format!("seed {seed}: the print parses to a different tree: {diff}\n--- printed ---\n{printed}"));
+            failures
+                .push(format!("seed {seed}: the print parses to a different tree: {diff}\n--- printed ---\n{printed}"));
         } else if print(&again) != printed {
-            failures.push(format!(
-                "seed {seed}: printing is not idempotent\n--- printed ---\n{printed}"
-            ));
+            failures.push(format!("seed {seed}: printing is not idempotent\n--- printed ---\n{printed}"));
         }
         if failures.len() >= 3 {
             break;
@@ -730,43 +534,21 @@ fn random_expressions_round_trip() {
         let e = gen.expr(2 + (seed % 6) as usize);
         let stmt = gen.stmt(3);
         let init = Stmt {
-            kind: StmtKind::Let {
-                mutable: false,
-                pattern: gen.pattern(0),
-                ty: None,
-                init: Some(e.clone()),
-            },
+            kind: StmtKind::Let { mutable: false, pattern: gen.pattern(0), ty: None, init: Some(e.clone()) },
             span: sp(),
         };
-        let tail = if gen.chance(50) {
-            Some(Box::new(e))
-        } else {
-            None
-        };
+        let tail = if gen.chance(50) { Some(Box::new(e)) } else { None };
         let body = canonical_block(vec![init, stmt], tail);
-        let decl = FnDecl {
-            is_extern: false,
-            name: gen.ident(),
-            params: Vec::new(),
-            ret: None,
-            body: Some(body),
-            span: sp(),
-        };
-        let unit = SourceUnit {
-            items: vec![Item {
-                attrs: Vec::new(),
-                kind: ItemKind::Fn(decl),
-                span: sp(),
-            }],
-        };
+        let decl =
+            FnDecl { is_extern: false, name: gen.ident(), params: Vec::new(), ret: None, body: Some(body), span: sp() };
+        let unit = SourceUnit { items: vec![Item { attrs: Vec::new(), kind: ItemKind::Fn(decl), span: sp() }] };
         let printed = print(&unit);
         let (again, diags) = parse(&printed);
         if !diags.is_empty() {
-            failures.push(format!(
-                "seed {seed}: the print does not parse:\n{diags:#?}\n--- printed ---\n{printed}"
-            ));
+            failures.push(format!("seed {seed}: the print does not parse:\n{diags:#?}\n--- printed ---\n{printed}"));
         } else if let Err(diff) = same_tree(&unit, &again) {
-            failures.push(format!("seed {seed}: the print parses to a different tree: {diff}\n--- printed ---\n{printed}"));
+            failures
+                .push(format!("seed {seed}: the print parses to a different tree: {diff}\n--- printed ---\n{printed}"));
         }
         if failures.len() >= 3 {
             break;

@@ -25,8 +25,11 @@ fn ui_dir(kind: &str) -> PathBuf {
 /// The `.drs` files directly in `dir` (not in subdirectories), sorted.
 fn drs_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "drs")).collect();
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "drs"))
+        .collect();
     files.sort();
     files
 }
@@ -49,7 +52,9 @@ fn code_named(name: &str) -> Option<Code> {
 fn header(text: &str) -> Result<Header, String> {
     let mut lines = text.lines();
     let first = lines.next().unwrap_or_default();
-    let list = first.strip_prefix("// expect:").ok_or_else(|| format!("the first line must be `// expect: E....`, found `{first}`"))?;
+    let list = first
+        .strip_prefix("// expect:")
+        .ok_or_else(|| format!("the first line must be `// expect: E....`, found `{first}`"))?;
     let mut expected = Vec::new();
     for name in list.split(',').map(str::trim) {
         expected.push(code_named(name).ok_or_else(|| format!("`{name}` in the expect line is not an error code"))?);
@@ -77,7 +82,11 @@ fn no_stdlib_option(text: &str) -> Result<bool, String> {
 /// next to it and in the bundled stdlib.
 fn check_file(kind: &str, path: &Path, text: &str, no_stdlib: bool) -> Checked {
     let options = LoadOptions { stdlib_dir: if no_stdlib { None } else { Some(bundled_stdlib_dir()) } };
-    let root = RootSource { name: format!("tests/ui/{kind}/{}", file_name(path)), path: Some(path.to_path_buf()), text: text.to_string() };
+    let root = RootSource {
+        name: format!("tests/ui/{kind}/{}", file_name(path)),
+        path: Some(path.to_path_buf()),
+        text: text.to_string(),
+    };
     check(vec![root], &options)
 }
 
@@ -85,7 +94,8 @@ fn check_file(kind: &str, path: &Path, text: &str, no_stdlib: bool) -> Checked {
 /// snapshots do not depend on where the repository is checked out.
 fn render(checked: &Checked, kind: &str) -> String {
     let text = drs_diagnostics::render_all(&checked.diagnostics, &checked.sources, false);
-    text.replace(&bundled_stdlib_dir().display().to_string(), "<stdlib>").replace(&ui_dir(kind).display().to_string(), &format!("tests/ui/{kind}"))
+    text.replace(&bundled_stdlib_dir().display().to_string(), "<stdlib>")
+        .replace(&ui_dir(kind).display().to_string(), &format!("tests/ui/{kind}"))
 }
 
 /// Problems with the diagnostics' spans: the primary span must lie in the checked file, every
@@ -94,7 +104,12 @@ fn span_problems(diagnostics: &[Diagnostic], sources: &SourceMap, root: FileId) 
     let mut problems = Vec::new();
     for d in diagnostics {
         if d.primary.span.file != root {
-            problems.push(format!("{} `{}` is reported in {}, not in the checked file", d.code, d.message, sources.get(d.primary.span.file).name));
+            problems.push(format!(
+                "{} `{}` is reported in {}, not in the checked file",
+                d.code,
+                d.message,
+                sources.get(d.primary.span.file).name
+            ));
         }
         for label in std::iter::once(&d.primary).chain(&d.secondary) {
             let span = label.span;
@@ -106,7 +121,10 @@ fn span_problems(diagnostics: &[Diagnostic], sources: &SourceMap, root: FileId) 
                     && text.is_char_boundary(span.end as usize)
             };
             if !in_range {
-                problems.push(format!("{} `{}` has a label outside its file: {:?} in file {}", d.code, d.message, span, span.file.0));
+                problems.push(format!(
+                    "{} `{}` has a label outside its file: {:?} in file {}",
+                    d.code, d.message, span, span.file.0
+                ));
             }
         }
     }
@@ -163,9 +181,17 @@ fn check_invalid(path: &Path) -> Result<(), String> {
 fn invalid_programs_report_their_errors() {
     let files = drs_files(&ui_dir("invalid"));
     assert!(files.len() >= 70, "expected at least 70 invalid programs, found {}", files.len());
-    let failures: Vec<String> =
-        files.iter().filter_map(|path| check_invalid(path).err().map(|why| format!("tests/ui/invalid/{}: {why}", file_name(path)))).collect();
-    assert!(failures.is_empty(), "{} of {} invalid programs failed:\n\n{}", failures.len(), files.len(), failures.join("\n\n"));
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|path| check_invalid(path).err().map(|why| format!("tests/ui/invalid/{}: {why}", file_name(path))))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} invalid programs failed:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]

@@ -34,13 +34,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     pub fn new(code: Code, span: Span, message: impl Into<String>) -> Self {
         let message = message.into();
-        Diagnostic {
-            code,
-            primary: Label { span, message: String::new() },
-            message,
-            secondary: Vec::new(),
-            help: None,
-        }
+        Diagnostic { code, primary: Label { span, message: String::new() }, message, secondary: Vec::new(), help: None }
     }
 
     /// Sets the text printed under the primary underline.

@@ -50,9 +50,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(name: String, text: String) -> Self {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
         SourceFile { name, text, line_starts }
     }
 

@@ -97,7 +97,8 @@ fn check(inputs: &[PathBuf], format: Format, stdlib: &StdlibArgs) -> ExitCode {
     match format {
         Format::Human => {
             let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let _ = out.write_all(drs_diagnostics::render_all(&checked.diagnostics, &checked.sources, color).as_bytes());
+            let _ =
+                out.write_all(drs_diagnostics::render_all(&checked.diagnostics, &checked.sources, color).as_bytes());
         }
         Format::Json => {
             for d in &checked.diagnostics {
@@ -108,7 +109,11 @@ fn check(inputs: &[PathBuf], format: Format, stdlib: &StdlibArgs) -> ExitCode {
     if checked.diagnostics.is_empty() {
         if format == Format::Human {
             let modules = checked.program.modules.len();
-            println!("checked {} file{} ({modules} modules with imports): no errors", files.len(), if files.len() == 1 { "" } else { "s" });
+            println!(
+                "checked {} file{} ({modules} modules with imports): no errors",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
+            );
         }
         ExitCode::SUCCESS
     } else {

@@ -13,15 +13,62 @@ pub struct Arg {
 
 /// Elementwise float functions of one argument: `T -> T` for f32, float vectors and Color.
 const FLOAT_UNARY: &[&str] = &[
-    "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "exp2", "log", "log2", "floor",
-    "ceil", "round", "trunc", "fract", "saturate",
+    "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "exp2", "log", "log2",
+    "floor", "ceil", "round", "trunc", "fract", "saturate",
 ];
 
 pub const ALL: &[&str] = &[
-    "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "exp2", "log", "log2", "floor",
-    "ceil", "round", "trunc", "fract", "saturate", "abs", "sign", "atan2", "pow", "step", "min", "max", "clamp", "lerp",
-    "smoothstep", "fma", "isnan", "isinf", "isfinite", "select", "dot", "length", "length_squared", "distance", "normalize",
-    "cross", "reflect", "refract", "transpose", "determinant", "inverse", "to_bits", "from_bits", "detach", "replace_grad",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "saturate",
+    "abs",
+    "sign",
+    "atan2",
+    "pow",
+    "step",
+    "min",
+    "max",
+    "clamp",
+    "lerp",
+    "smoothstep",
+    "fma",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "select",
+    "dot",
+    "length",
+    "length_squared",
+    "distance",
+    "normalize",
+    "cross",
+    "reflect",
+    "refract",
+    "transpose",
+    "determinant",
+    "inverse",
+    "to_bits",
+    "from_bits",
+    "detach",
+    "replace_grad",
 ];
 
 pub fn is_builtin(name: &str) -> bool {
@@ -51,8 +98,12 @@ pub fn check_call(program: &Program, name: &str, args: &[Arg], span: Span) -> Re
         if args.len() == n {
             Ok(())
         } else {
-            Err(Diagnostic::new(Code::ArgumentCount, span, format!("`{name}` takes {n} argument{}, {} given", if n == 1 { "" } else { "s" }, args.len()))
-                .with_label(format!("expected {n}")))
+            Err(Diagnostic::new(
+                Code::ArgumentCount,
+                span,
+                format!("`{name}` takes {n} argument{}, {} given", if n == 1 { "" } else { "s" }, args.len()),
+            )
+            .with_label(format!("expected {n}")))
         }
     };
     // Any Error argument: the mistake was reported already.
@@ -60,8 +111,12 @@ pub fn check_call(program: &Program, name: &str, args: &[Arg], span: Span) -> Re
         return Ok(fallback_result(name, args));
     }
     let want = |arg: &Arg, what: &str| -> Diagnostic {
-        let mut d = Diagnostic::new(Code::TypeMismatch, arg.span, format!("`{name}` expects {what}, found `{}`", show(&arg.ty)))
-            .with_label(format!("expected {what}"));
+        let mut d = Diagnostic::new(
+            Code::TypeMismatch,
+            arg.span,
+            format!("`{name}` expects {what}, found `{}`", show(&arg.ty)),
+        )
+        .with_label(format!("expected {what}"));
         if arg.ty.is_integer_valued() && what.contains("f32") {
             d.code = Code::IntFloatMix;
             d = d.with_help("convert explicitly, e.g. `f32(x)`, or write a float literal such as `2.0`");
@@ -72,9 +127,14 @@ pub fn check_call(program: &Program, name: &str, args: &[Arg], span: Span) -> Re
         if b.ty.fits(&a.ty) {
             Ok(())
         } else {
-            let mut d = Diagnostic::new(Code::TypeMismatch, b.span, format!("`{name}` expects arguments of the same type, found `{}` and `{}`", show(&a.ty), show(&b.ty)))
-                .with_label(format!("expected `{}`", show(&a.ty)));
-            if a.ty.element_scalar().is_some_and(|s| s == Scalar::F32) != b.ty.element_scalar().is_some_and(|s| s == Scalar::F32)
+            let mut d = Diagnostic::new(
+                Code::TypeMismatch,
+                b.span,
+                format!("`{name}` expects arguments of the same type, found `{}` and `{}`", show(&a.ty), show(&b.ty)),
+            )
+            .with_label(format!("expected `{}`", show(&a.ty)));
+            if a.ty.element_scalar().is_some_and(|s| s == Scalar::F32)
+                != b.ty.element_scalar().is_some_and(|s| s == Scalar::F32)
                 && a.ty.element_scalar().is_some_and(Scalar::is_numeric)
                 && b.ty.element_scalar().is_some_and(Scalar::is_numeric)
             {
@@ -239,9 +299,13 @@ pub fn check_call(program: &Program, name: &str, args: &[Arg], span: Span) -> Re
         "detach" | "replace_grad" => {
             arity(if name == "detach" { 1 } else { 2 })?;
             if !program.is_differentiable(&args[0].ty) {
-                return Err(Diagnostic::new(Code::NotDifferentiable, args[0].span, format!("`{name}` of a `{}`, which carries no derivative", show(&args[0].ty)))
-                    .with_label("not differentiable")
-                    .with_help("derivatives flow through f32, float vectors, Color, matrices and aggregates of them"));
+                return Err(Diagnostic::new(
+                    Code::NotDifferentiable,
+                    args[0].span,
+                    format!("`{name}` of a `{}`, which carries no derivative", show(&args[0].ty)),
+                )
+                .with_label("not differentiable")
+                .with_help("derivatives flow through f32, float vectors, Color, matrices and aggregates of them"));
             }
             if name == "replace_grad" {
                 same(&args[0], &args[1])?;
@@ -272,7 +336,10 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
     }
     let show = |t: &Type| program.show(t);
     let target_name = show(target);
-    let bad = |msg: String| Diagnostic::new(Code::InvalidConstructor, span, msg).with_label(format!("cannot build a `{target_name}` from these arguments"));
+    let bad = |msg: String| {
+        Diagnostic::new(Code::InvalidConstructor, span, msg)
+            .with_label(format!("cannot build a `{target_name}` from these arguments"))
+    };
     let conversion_error = |from: &Type| {
         let help = if from.element_scalar() == Some(Scalar::Bool) {
             "conversions exist between f32, i32 and u32 (and vectors of the same size); turn a bool into a number with `select(b, 1.0, 0.0)`"
@@ -298,7 +365,9 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
                     // Splat.
                     Type::Scalar(s) if s == elem => return Ok(()),
                     // Elementwise conversion.
-                    Type::Vector(s, m) if m == n && (s == elem || (s.is_numeric() && elem.is_numeric())) => return Ok(()),
+                    Type::Vector(s, m) if m == n && (s == elem || (s.is_numeric() && elem.is_numeric())) => {
+                        return Ok(())
+                    }
                     Type::Color if *n == 3 && *elem == Scalar::F32 => return Ok(()),
                     Type::Vector(_, m) if m == n => return Err(conversion_error(&arg.ty)),
                     _ => {}
@@ -310,8 +379,20 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
                     Type::Scalar(s) if s == elem => count += 1,
                     Type::Vector(s, m) if s == elem => count += *m as usize,
                     other => {
-                        let mut d = Diagnostic::new(Code::InvalidConstructor, arg.span, format!("`{target_name}` is built from `{}` values and vectors, found `{}`", elem.name(), show(other)))
-                            .with_label(format!("expected `{}` or a `{}` vector", elem.name(), elem.name()));
+                        let mut d = Diagnostic::new(
+                            Code::InvalidConstructor,
+                            arg.span,
+                            format!(
+                                "`{target_name}` is built from `{}` values and vectors, found `{}`",
+                                elem.name(),
+                                show(other)
+                            ),
+                        )
+                        .with_label(format!(
+                            "expected `{}` or a `{}` vector",
+                            elem.name(),
+                            elem.name()
+                        ));
                         if other.element_scalar().is_some_and(|s| s.is_numeric()) && elem.is_numeric() {
                             d.code = Code::IntFloatMix;
                             d = d.with_help(format!("convert explicitly, e.g. `{}(x)`", elem.name()));
@@ -331,7 +412,8 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
             [a, b, c] if [a, b, c].iter().all(|x| x.ty == Type::F32) => Ok(()),
             _ => {
                 let found: Vec<String> = args.iter().map(|a| show(&a.ty)).collect();
-                let mut d = bad(format!("`Color` takes (f32), (f32, f32, f32) or (vec3), found ({})", found.join(", ")));
+                let mut d =
+                    bad(format!("`Color` takes (f32), (f32, f32, f32) or (vec3), found ({})", found.join(", ")));
                 if matches!(args.len(), 1 | 3) && args.iter().any(|a| a.ty.is_integer_valued()) {
                     // Right shape, but integers where channels are f32.
                     d.code = Code::IntFloatMix;
@@ -344,7 +426,9 @@ pub fn check_constructor(program: &Program, target: &Type, args: &[Arg], span: S
             [a] if a.ty == Type::F32 => Ok(()),
             [a] if a.ty == Type::Matrix(3) || a.ty == Type::Matrix(4) => Ok(()),
             cols if cols.len() == *n as usize && cols.iter().all(|c| c.ty == Type::Vector(Scalar::F32, *n)) => Ok(()),
-            _ => Err(bad(format!("`mat{n}` takes one f32 (a multiple of the identity), a matrix, or {n} `vec{n}` columns"))),
+            _ => Err(bad(format!(
+                "`mat{n}` takes one f32 (a multiple of the identity), a matrix, or {n} `vec{n}` columns"
+            ))),
         },
         _ => Err(bad(format!("`{target_name}` has no constructor"))),
     }

@@ -18,7 +18,9 @@ impl Sema {
     pub fn check_bodies(&mut self) {
         let mut calls = Vec::new();
         for f in 0..self.program.functions.len() {
-            if self.program.fn_decl(f).body.is_none() || matches!(self.program.functions[f].owner, FnOwner::Interface(_)) {
+            if self.program.fn_decl(f).body.is_none()
+                || matches!(self.program.functions[f].owner, FnOwner::Interface(_))
+            {
                 continue;
             }
             let (info, mut fn_calls) = self.check_fn(f);
@@ -45,7 +47,8 @@ impl Sema {
             _ => None,
         };
         let ret = def.ret.clone();
-        let params: Vec<(String, Type, Span)> = def.params.iter().map(|p| (p.name.clone(), p.ty.clone(), p.span)).collect();
+        let params: Vec<(String, Type, Span)> =
+            def.params.iter().map(|p| (p.name.clone(), p.ty.clone(), p.span)).collect();
         let body_span = decl.body.as_ref().map(|b| b.span);
         let syntax_error_at = self
             .diagnostics
@@ -63,7 +66,8 @@ impl Sema {
         let ty = cx.check_block(body, Some(&ret));
         let tail = body.tail.as_deref();
         // A tail `if` without `else` (or a loop) gives `()`: the body can end without a value.
-        let tail_without_value = tail.is_some_and(|t| t.is_block_like() && !matches!(t.kind, ExprKind::Block(_)) && ty.is_unit());
+        let tail_without_value =
+            tail.is_some_and(|t| t.is_block_like() && !matches!(t.kind, ExprKind::Block(_)) && ty.is_unit());
         if let Some(tail) = tail.filter(|_| !tail_without_value || ret.is_unit()) {
             cx.expect(&ty, &ret, tail);
         } else if cx.live && !ret.is_unit() && !ret.is_error() {
@@ -82,10 +86,14 @@ impl Sema {
                 "end the body with a value, or `return` on every path"
             };
             cx.sema.error(
-                Diagnostic::new(Code::MissingReturn, decl.name.span, format!("`{}` may end without returning a value", decl.name.name))
-                    .with_label(format!("declared to return `{shown}`"))
-                    .with_secondary(close, "the end of the body is reachable")
-                    .with_help(help),
+                Diagnostic::new(
+                    Code::MissingReturn,
+                    decl.name.span,
+                    format!("`{}` may end without returning a value", decl.name.name),
+                )
+                .with_label(format!("declared to return `{shown}`"))
+                .with_secondary(close, "the end of the body is reachable")
+                .with_help(help),
             );
         }
         let calls = cx.calls.iter().map(|&(g, span)| (f, g, span)).collect();
@@ -93,8 +101,11 @@ impl Sema {
     }
 
     fn check_const(&mut self, c: ConstId) -> BodyInfo {
-        let (module, item, ty) = (self.program.consts[c].module, self.program.consts[c].item, self.program.consts[c].ty.clone());
-        let ast::ItemKind::Const(decl) = &self.program.modules[module].ast.items[item].kind else { return BodyInfo::default() };
+        let (module, item, ty) =
+            (self.program.consts[c].module, self.program.consts[c].item, self.program.consts[c].ty.clone());
+        let ast::ItemKind::Const(decl) = &self.program.modules[module].ast.items[item].kind else {
+            return BodyInfo::default();
+        };
         let value = decl.value.clone();
         let mut cx = Checker::new(self, module, None, None, Type::Error);
         if cx.require_constant(&value) {
@@ -141,9 +152,9 @@ impl Sema {
             }
             false
         };
-        for c in 0..count {
+        for (c, deps) in edges.iter().enumerate() {
             // The first reference of c that leads back to c, if c is the first of its cycle.
-            let Some(&(_, span)) = edges[c].iter().find(|&&(d, _)| d == c || reaches(d, c)) else { continue };
+            let Some(&(_, span)) = deps.iter().find(|&&(d, _)| d == c || reaches(d, c)) else { continue };
             if (0..c).any(|d| reaches(c, d) && reaches(d, c)) {
                 continue;
             }
@@ -158,8 +169,11 @@ impl Sema {
 
     fn check_param_defaults(&mut self, p: PluginId) -> BodyInfo {
         let (module, item) = (self.program.plugins[p].module, self.program.plugins[p].item);
-        let ast::ItemKind::Plugin(decl) = &self.program.modules[module].ast.items[item].kind else { return BodyInfo::default() };
-        let defaults: Vec<(String, Option<Expr>)> = decl.params.iter().map(|q| (q.name.name.clone(), q.default.clone())).collect();
+        let ast::ItemKind::Plugin(decl) = &self.program.modules[module].ast.items[item].kind else {
+            return BodyInfo::default();
+        };
+        let defaults: Vec<(String, Option<Expr>)> =
+            decl.params.iter().map(|q| (q.name.name.clone(), q.default.clone())).collect();
         let mut cx = Checker::new(self, module, None, None, Type::Error);
         for (name, default) in defaults {
             let Some(default) = default else { continue };
@@ -173,9 +187,13 @@ impl Sema {
                 Type::Plugin(kind) => {
                     let kind = *kind;
                     cx.sema.error(
-                        Diagnostic::new(Code::InvalidParamType, default.span, format!("a `{}` parameter has no default", kind.type_name()))
-                            .with_label("remove this default")
-                            .with_help("the scene provides plugin references"),
+                        Diagnostic::new(
+                            Code::InvalidParamType,
+                            default.span,
+                            format!("a `{}` parameter has no default", kind.type_name()),
+                        )
+                        .with_label("remove this default")
+                        .with_help("the scene provides plugin references"),
                     );
                     continue;
                 }
@@ -233,7 +251,8 @@ impl Sema {
                         }
                         reported.push(key);
                         cycle.push(g);
-                        let names: Vec<String> = cycle.iter().map(|&h| format!("`{}`", self.program.fn_path(h))).collect();
+                        let names: Vec<String> =
+                            cycle.iter().map(|&h| format!("`{}`", self.program.fn_path(h))).collect();
                         let message = if cycle.len() == 2 {
                             format!("`{}` calls itself", self.program.fn_path(g))
                         } else {
@@ -242,7 +261,9 @@ impl Sema {
                         self.error(
                             Diagnostic::new(Code::Recursion, span, message)
                                 .with_label("this call closes the cycle")
-                                .with_help("recursion is not supported (GPU backends have no call stack): rewrite it as a loop"),
+                                .with_help(
+                                "recursion is not supported (GPU backends have no call stack): rewrite it as a loop",
+                            ),
                         );
                     }
                     Mark::Done => {}
@@ -333,7 +354,9 @@ impl<'s> Checker<'s> {
         let d = if int_vs_float {
             let help = match &e.kind {
                 ExprKind::Lit(Lit::Int { value, .. }) => format!("write `{value}.0` for a float"),
-                ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Lit(Lit::Int { .. })) && expected.is_float_valued() => {
+                ExprKind::Unary(UnOp::Neg, inner)
+                    if matches!(inner.kind, ExprKind::Lit(Lit::Int { .. })) && expected.is_float_valued() =>
+                {
                     let ExprKind::Lit(Lit::Int { value, .. }) = &inner.kind else { unreachable!() };
                     format!("write `-{value}.0` for a float")
                 }
@@ -344,7 +367,8 @@ impl<'s> Checker<'s> {
                 .with_label("integers and floats do not mix implicitly")
                 .with_help(help)
         } else {
-            let d = Diagnostic::new(Code::TypeMismatch, e.span, format!("expected `{want}`, found `{got}`")).with_label(format!("expected `{want}`"));
+            let d = Diagnostic::new(Code::TypeMismatch, e.span, format!("expected `{want}`, found `{got}`"))
+                .with_label(format!("expected `{want}`"));
             let vec3 = Type::Vector(Scalar::F32, 3);
             if (*actual == vec3 && *expected == Type::Color) || (*actual == Type::Color && *expected == vec3) {
                 d.with_help(format!("`Color` and `vec3` are distinct types: convert with `{want}(..)`"))
@@ -412,9 +436,13 @@ impl<'s> Checker<'s> {
                     (None, Some(v)) => v,
                     (None, None) => {
                         self.sema.error(
-                            Diagnostic::new(Code::CannotInferType, pattern.span, "the type of this variable is unknown")
-                                .with_label("no type and no initial value")
-                                .with_help("give it a type: `var x: f32;`"),
+                            Diagnostic::new(
+                                Code::CannotInferType,
+                                pattern.span,
+                                "the type of this variable is unknown",
+                            )
+                            .with_label("no type and no initial value")
+                            .with_help("give it a type: `var x: f32;`"),
                         );
                         Type::Error
                     }
@@ -428,9 +456,13 @@ impl<'s> Checker<'s> {
                 if !semi && !ty.is_unit() && !ty.is_wildcard() {
                     let shown = self.show(&ty);
                     self.sema.error(
-                        Diagnostic::new(Code::TypeMismatch, expr.span, format!("this gives a `{shown}` that is never used"))
-                            .with_label("a statement has type `()`")
-                            .with_help("end it with `;` to discard the value, or make it the last expression of the block"),
+                        Diagnostic::new(
+                            Code::TypeMismatch,
+                            expr.span,
+                            format!("this gives a `{shown}` that is never used"),
+                        )
+                        .with_label("a statement has type `()`")
+                        .with_help("end it with `;` to discard the value, or make it the last expression of the block"),
                     );
                 }
             }
@@ -460,7 +492,10 @@ impl<'s> Checker<'s> {
             StmtKind::Return(value) => {
                 let ret = self.ret.clone();
                 if self.function.is_none() {
-                    self.sema.error(Diagnostic::new(Code::NotConstant, stmt.span, "`return` outside of a function").with_label("not allowed here"));
+                    self.sema.error(
+                        Diagnostic::new(Code::NotConstant, stmt.span, "`return` outside of a function")
+                            .with_label("not allowed here"),
+                    );
                 }
                 match value {
                     Some(e) if ret.is_unit() => {
@@ -468,9 +503,13 @@ impl<'s> Checker<'s> {
                         if !t.is_unit() && !t.is_wildcard() {
                             let shown = self.show(&t);
                             self.sema.error(
-                                Diagnostic::new(Code::TypeMismatch, e.span, format!("`return` with a `{shown}` value in a function without a return type"))
-                                    .with_label("expected no value")
-                                    .with_help(format!("declare the result type, `-> {shown}`, or write `return;`")),
+                                Diagnostic::new(
+                                    Code::TypeMismatch,
+                                    e.span,
+                                    format!("`return` with a `{shown}` value in a function without a return type"),
+                                )
+                                .with_label("expected no value")
+                                .with_help(format!("declare the result type, `-> {shown}`, or write `return;`")),
                             );
                         }
                     }
@@ -481,8 +520,12 @@ impl<'s> Checker<'s> {
                     None if !ret.is_unit() && !ret.is_error() => {
                         let shown = self.show(&ret);
                         self.sema.error(
-                            Diagnostic::new(Code::MissingReturn, stmt.span, format!("`return` without a value in a function returning `{shown}`"))
-                                .with_label(format!("expected a value of type `{shown}`")),
+                            Diagnostic::new(
+                                Code::MissingReturn,
+                                stmt.span,
+                                format!("`return` without a value in a function returning `{shown}`"),
+                            )
+                            .with_label(format!("expected a value of type `{shown}`")),
                         );
                     }
                     None => {}
@@ -512,8 +555,12 @@ impl<'s> Checker<'s> {
                 other => {
                     let shown = self.show(other);
                     self.sema.error(
-                        Diagnostic::new(Code::PatternMismatch, pattern.span, format!("a tuple pattern of {} elements cannot match `{shown}`", elems.len()))
-                            .with_label(format!("the value has type `{shown}`")),
+                        Diagnostic::new(
+                            Code::PatternMismatch,
+                            pattern.span,
+                            format!("a tuple pattern of {} elements cannot match `{shown}`", elems.len()),
+                        )
+                        .with_label(format!("the value has type `{shown}`")),
                     );
                     for p in elems {
                         self.bind_pattern(p, &Type::Error, mutable, assigned);
@@ -546,8 +593,12 @@ impl<'s> Checker<'s> {
                     if !result.fits(&target_ty) {
                         let (t, r) = (self.show(&target_ty), self.show(&result));
                         self.sema.error(
-                            Diagnostic::new(Code::TypeMismatch, value.span, format!("`{}=` would change the type of the target from `{t}` to `{r}`", op.symbol()))
-                                .with_label(format!("expected a value that keeps `{t}`")),
+                            Diagnostic::new(
+                                Code::TypeMismatch,
+                                value.span,
+                                format!("`{}=` would change the type of the target from `{t}` to `{r}`", op.symbol()),
+                            )
+                            .with_label(format!("expected a value that keeps `{t}`")),
                         );
                     }
                 }
@@ -569,7 +620,11 @@ impl<'s> Checker<'s> {
                         // Parameters are the first locals of a function.
                         let params = self.function.map_or(0, |f| self.sema.program.functions[f].params.len());
                         let (what, help) = if name == "self" {
-                            ("parameter", "`self` is immutable: copy it into a variable first, e.g. `var copy = self;`".to_string())
+                            (
+                                "parameter",
+                                "`self` is immutable: copy it into a variable first, e.g. `var copy = self;`"
+                                    .to_string(),
+                            )
                         } else if local < params {
                             ("parameter", format!("parameters are immutable: copy it into a variable first, e.g. `var {name} = {name};`"))
                         } else if self.loop_vars.contains(&local) {
@@ -578,19 +633,28 @@ impl<'s> Checker<'s> {
                             ("binding", format!("declare it with `var {name}` to make it mutable"))
                         };
                         self.sema.error(
-                            Diagnostic::new(Code::AssignToImmutable, target.span, format!("cannot assign to `{name}`, which is not a `var`"))
-                                .with_label(format!("assignment to an immutable {what}"))
-                                .with_secondary(span, "declared here")
-                                .with_help(help),
+                            Diagnostic::new(
+                                Code::AssignToImmutable,
+                                target.span,
+                                format!("cannot assign to `{name}`, which is not a `var`"),
+                            )
+                            .with_label(format!("assignment to an immutable {what}"))
+                            .with_secondary(span, "declared here")
+                            .with_help(help),
                         );
                     }
                 }
                 Some(resolution @ (Resolution::PluginParam(..) | Resolution::Const(_))) => {
-                    let what = if matches!(resolution, Resolution::Const(_)) { "a constant" } else { "a plugin parameter" };
+                    let what =
+                        if matches!(resolution, Resolution::Const(_)) { "a constant" } else { "a plugin parameter" };
                     self.sema.error(
-                        Diagnostic::new(Code::AssignToImmutable, target.span, format!("cannot assign to `{path}`, which is {what}"))
-                            .with_label("constants and plugin parameters are read-only")
-                            .with_help(format!("copy it into a variable first, e.g. `var v = {path};`")),
+                        Diagnostic::new(
+                            Code::AssignToImmutable,
+                            target.span,
+                            format!("cannot assign to `{path}`, which is {what}"),
+                        )
+                        .with_label("constants and plugin parameters are read-only")
+                        .with_help(format!("copy it into a variable first, e.g. `var v = {path};`")),
                     );
                 }
                 None => {} // Unknown name: reported already.
@@ -602,8 +666,12 @@ impl<'s> Checker<'s> {
                     for c in field.name.chars() {
                         if seen.contains(&c) {
                             self.sema.error(
-                                Diagnostic::new(Code::InvalidSwizzle, field.span, format!("cannot assign to `.{}`: a component repeats", field.name))
-                                    .with_label("each component may be assigned once"),
+                                Diagnostic::new(
+                                    Code::InvalidSwizzle,
+                                    field.span,
+                                    format!("cannot assign to `.{}`: a component repeats", field.name),
+                                )
+                                .with_label("each component may be assigned once"),
                             );
                             break;
                         }
@@ -652,8 +720,12 @@ impl<'s> Checker<'s> {
                         None => {
                             let shown = self.show(&Type::Tuple(elems.clone()));
                             self.sema.error(
-                                Diagnostic::new(Code::InvalidTupleIndex, *span, format!("`{shown}` has no element {index}"))
-                                    .with_label(format!("elements are numbered 0 to {}", elems.len().saturating_sub(1))),
+                                Diagnostic::new(
+                                    Code::InvalidTupleIndex,
+                                    *span,
+                                    format!("`{shown}` has no element {index}"),
+                                )
+                                .with_label(format!("elements are numbered 0 to {}", elems.len().saturating_sub(1))),
                             );
                             Type::Error
                         }
@@ -662,8 +734,12 @@ impl<'s> Checker<'s> {
                     other => {
                         let shown = self.show(&other);
                         self.sema.error(
-                            Diagnostic::new(Code::InvalidTupleIndex, *span, format!("`.{index}` on `{shown}`, which is not a tuple"))
-                                .with_label("only tuples have numbered elements"),
+                            Diagnostic::new(
+                                Code::InvalidTupleIndex,
+                                *span,
+                                format!("`.{index}` on `{shown}`, which is not a tuple"),
+                            )
+                            .with_label("only tuples have numbered elements"),
                         );
                         Type::Error
                     }
@@ -676,7 +752,11 @@ impl<'s> Checker<'s> {
                     _ => None,
                 };
                 Type::Tuple(
-                    elems.iter().enumerate().map(|(i, el)| self.check_expr(el, expected_elems.as_ref().map(|ts| &ts[i]))).collect(),
+                    elems
+                        .iter()
+                        .enumerate()
+                        .map(|(i, el)| self.check_expr(el, expected_elems.as_ref().map(|ts| &ts[i])))
+                        .collect(),
                 )
             }
             ExprKind::Array(elems) => {
@@ -686,7 +766,8 @@ impl<'s> Checker<'s> {
                 };
                 let Some((first, rest)) = elems.split_first() else {
                     self.sema.error(
-                        Diagnostic::new(Code::InvalidArrayLength, e.span, "empty array").with_label("arrays have at least one element"),
+                        Diagnostic::new(Code::InvalidArrayLength, e.span, "empty array")
+                            .with_label("arrays have at least one element"),
                     );
                     return Type::Error;
                 };
@@ -760,9 +841,15 @@ impl<'s> Checker<'s> {
                     _ => {
                         let (a, b) = (self.show(&start_ty), self.show(&end_ty));
                         self.sema.error(
-                            Diagnostic::new(Code::InvalidRange, start.span.to(end.span), format!("a `for` range needs two bounds of the same integer type, found `{a}` and `{b}`"))
-                                .with_label("invalid range")
-                                .with_help("ranges count with i32 or u32: `for i in 0..n`"),
+                            Diagnostic::new(
+                                Code::InvalidRange,
+                                start.span.to(end.span),
+                                format!(
+                                    "a `for` range needs two bounds of the same integer type, found `{a}` and `{b}`"
+                                ),
+                            )
+                            .with_label("invalid range")
+                            .with_help("ranges count with i32 or u32: `for i in 0..n`"),
                         );
                         Type::Error
                     }
@@ -825,12 +912,17 @@ impl<'s> Checker<'s> {
                     self.sema.error(
                         Diagnostic::new(Code::LiteralOutOfRange, span, format!("`{value}` does not fit in {name}"))
                             .with_label(format!("the largest {name} is {limit}"))
-                            .with_help(if ty == Type::I32 { "use a `u` suffix for u32, e.g. `4000000000u`" } else { "use a smaller value" }),
+                            .with_help(if ty == Type::I32 {
+                                "use a `u` suffix for u32, e.g. `4000000000u`"
+                            } else {
+                                "use a smaller value"
+                            }),
                     );
                 }
                 if negated && ty == Type::U32 {
                     self.sema.error(
-                        Diagnostic::new(Code::InvalidOperands, span, "cannot negate a u32").with_label("u32 values are never negative"),
+                        Diagnostic::new(Code::InvalidOperands, span, "cannot negate a u32")
+                            .with_label("u32 values are never negative"),
                     );
                 }
                 ty
@@ -847,10 +939,14 @@ impl<'s> Checker<'s> {
                     self.reported_unassigned.push(local);
                     let decl = self.info.locals[local].span;
                     self.sema.error(
-                        Diagnostic::new(Code::UseOfUnassigned, e.span, format!("`{}` is used before it is assigned on every path", first.name))
-                            .with_label("possibly unassigned here")
-                            .with_secondary(decl, "declared without a value here")
-                            .with_help("assign it on every path before this use, or give it an initial value"),
+                        Diagnostic::new(
+                            Code::UseOfUnassigned,
+                            e.span,
+                            format!("`{}` is used before it is assigned on every path", first.name),
+                        )
+                        .with_label("possibly unassigned here")
+                        .with_secondary(decl, "declared without a value here")
+                        .with_help("assign it on every path before this use, or give it an initial value"),
                     );
                 }
                 return self.info.locals[local].ty.clone();
@@ -866,7 +962,8 @@ impl<'s> Checker<'s> {
             }
             if first.name == "self" {
                 self.sema.error(
-                    Diagnostic::new(Code::InvalidSelf, e.span, "`self` is only available in methods that take `self`").with_label("no receiver here"),
+                    Diagnostic::new(Code::InvalidSelf, e.span, "`self` is only available in methods that take `self`")
+                        .with_label("no receiver here"),
                 );
                 return Type::Error;
             }
@@ -884,13 +981,16 @@ impl<'s> Checker<'s> {
                 self.sema.error(ambiguous(&self.sema.program, path, &items));
                 Type::Error
             }
-            None if path.segments.len() == 1 && (builtins::is_builtin(&first.name) || builtin_type(&first.name).is_some()) => {
+            None if path.segments.len() == 1
+                && (builtins::is_builtin(&first.name) || builtin_type(&first.name).is_some()) =>
+            {
                 self.not_a_value(path, "a built-in function")
             }
             // The statement declaring it may be one the parser dropped.
             None if self.syntax_error_at.is_some_and(|s| s.start <= path.span.start) => Type::Error,
             None => {
-                let mut d = Diagnostic::new(Code::UnknownName, path.span, format!("unknown name `{path}`")).with_label("not found in this scope");
+                let mut d = Diagnostic::new(Code::UnknownName, path.span, format!("unknown name `{path}`"))
+                    .with_label("not found in this scope");
                 if let Some(similar) = self.similar_local(&first.name) {
                     d = d.with_help(format!("a variable with a similar name exists: `{similar}`"));
                 }
@@ -902,14 +1002,21 @@ impl<'s> Checker<'s> {
 
     fn similar_local(&self, name: &str) -> Option<String> {
         let candidates = self.scopes.iter().flat_map(|s| s.keys());
-        candidates.filter(|c| edit_distance(c, name) <= 2 && c.len() > 1).min_by_key(|c| edit_distance(c, name)).cloned()
+        candidates
+            .filter(|c| edit_distance(c, name) <= 2 && c.len() > 1)
+            .min_by_key(|c| edit_distance(c, name))
+            .cloned()
     }
 
     fn not_a_value(&mut self, path: &ast::Path, what: &str) -> Type {
         self.sema.error(
             Diagnostic::new(Code::WrongKindOfName, path.span, format!("`{path}` is {what}, not a value"))
                 .with_label("expected a value")
-                .with_help(if what.contains("function") || what == "a method" { "call it: `name(arguments)`" } else { "use a variable or constant here" }),
+                .with_help(if what.contains("function") || what == "a method" {
+                    "call it: `name(arguments)`"
+                } else {
+                    "use a variable or constant here"
+                }),
         );
         Type::Error
     }
@@ -936,7 +1043,9 @@ impl<'s> Checker<'s> {
         } else {
             let shown = self.show(&ty);
             let help = match op {
-                UnOp::Neg if ty.element_scalar() == Some(Scalar::U32) => "u32 values are never negative: convert with `i32(..)` first",
+                UnOp::Neg if ty.element_scalar() == Some(Scalar::U32) => {
+                    "u32 values are never negative: convert with `i32(..)` first"
+                }
                 UnOp::Neg => "`-` applies to f32, i32, their vectors, Color and matrices",
                 UnOp::Not => "`!` is logical not on bool and bitwise not on integers",
             };
@@ -994,9 +1103,10 @@ impl<'s> Checker<'s> {
             return result;
         }
         let (sa, sb) = (self.show(ta), self.show(tb));
-        let mixes = ta.element_scalar().zip(tb.element_scalar()).is_some_and(|(x, y)| {
-            x.is_numeric() && y.is_numeric() && (x == Scalar::F32) != (y == Scalar::F32)
-        });
+        let mixes = ta
+            .element_scalar()
+            .zip(tb.element_scalar())
+            .is_some_and(|(x, y)| x.is_numeric() && y.is_numeric() && (x == Scalar::F32) != (y == Scalar::F32));
         let span = a.span.to(b.span);
         let d = if mixes {
             let literal = [a, b].into_iter().find_map(|x| match &x.kind {
@@ -1007,9 +1117,13 @@ impl<'s> Checker<'s> {
                 Some(v) => format!("write `{v}.0` for a float literal"),
                 None => "convert one side explicitly, e.g. `f32(i)`".to_string(),
             };
-            Diagnostic::new(Code::IntFloatMix, span, format!("`{}` between `{sa}` and `{sb}`: integer and float mixed", op.symbol()))
-                .with_label(format!("`{sa}` {} `{sb}`", op.symbol()))
-                .with_help(help)
+            Diagnostic::new(
+                Code::IntFloatMix,
+                span,
+                format!("`{}` between `{sa}` and `{sb}`: integer and float mixed", op.symbol()),
+            )
+            .with_label(format!("`{sa}` {} `{sb}`", op.symbol()))
+            .with_help(help)
         } else {
             let help = match op {
                 BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => "ordering comparisons apply to two numbers of the same type",
@@ -1041,9 +1155,13 @@ impl<'s> Checker<'s> {
                 _ => "conditions are bool values",
             };
             self.sema.error(
-                Diagnostic::new(Code::NonBoolCondition, cond.span, format!("expected a `bool` condition, found `{shown}`"))
-                    .with_label("not a bool")
-                    .with_help(help),
+                Diagnostic::new(
+                    Code::NonBoolCondition,
+                    cond.span,
+                    format!("expected a `bool` condition, found `{shown}`"),
+                )
+                .with_label("not a bool")
+                .with_help(help),
             );
         }
     }
@@ -1059,9 +1177,13 @@ impl<'s> Checker<'s> {
                 let shown = self.show(&then_ty);
                 let span = then.tail.as_ref().map_or(then.span, |t| t.span);
                 self.sema.error(
-                    Diagnostic::new(Code::TypeMismatch, span, format!("`if` without `else` has type `()`, but this branch gives a `{shown}`"))
-                        .with_label("value of the branch")
-                        .with_help("add an `else` branch, or end the statement with `;`"),
+                    Diagnostic::new(
+                        Code::TypeMismatch,
+                        span,
+                        format!("`if` without `else` has type `()`, but this branch gives a `{shown}`"),
+                    )
+                    .with_label("value of the branch")
+                    .with_help("add an `else` branch, or end the statement with `;`"),
                 );
             }
             self.merge(after_then, start);
@@ -1076,9 +1198,13 @@ impl<'s> Checker<'s> {
             _ => {
                 let (a, b) = (self.show(&then_ty), self.show(&else_ty));
                 self.sema.error(
-                    Diagnostic::new(Code::TypeMismatch, els.span, format!("`if` and `else` have different types: `{a}` and `{b}`"))
-                        .with_label(format!("expected `{a}`"))
-                        .with_help("both branches must give a value of the same type"),
+                    Diagnostic::new(
+                        Code::TypeMismatch,
+                        els.span,
+                        format!("`if` and `else` have different types: `{a}` and `{b}`"),
+                    )
+                    .with_label(format!("expected `{a}`"))
+                    .with_help("both branches must give a value of the same type"),
                 );
                 Type::Error
             }
@@ -1114,8 +1240,12 @@ impl<'s> Checker<'s> {
             seen = true;
             if !matches!(attr.args.as_slice(), [AttrArg::Int(n, _)] if *n >= 1 && *n <= u32::MAX as u64) {
                 self.sema.error(
-                    Diagnostic::new(Code::AttributeArguments, attr.span, "`@max_iters` takes one positive integer literal")
-                        .with_label("expected `@max_iters(N)` with N >= 1"),
+                    Diagnostic::new(
+                        Code::AttributeArguments,
+                        attr.span,
+                        "`@max_iters` takes one positive integer literal",
+                    )
+                    .with_label("expected `@max_iters(N)` with N >= 1"),
                 );
             }
         }
@@ -1129,9 +1259,13 @@ impl<'s> Checker<'s> {
                 }
                 let def = &self.sema.program.structs[*s];
                 let names: Vec<&str> = def.fields.iter().map(|(n, _)| n.as_str()).collect();
-                let mut d = Diagnostic::new(Code::UnknownField, field.span, format!("struct `{}` has no field `{}`", def.name, field.name))
-                    .with_label("unknown field")
-                    .with_help(format!("its fields are: {}", names.join(", ")));
+                let mut d = Diagnostic::new(
+                    Code::UnknownField,
+                    field.span,
+                    format!("struct `{}` has no field `{}`", def.name, field.name),
+                )
+                .with_label("unknown field")
+                .with_help(format!("its fields are: {}", names.join(", ")));
                 if def.methods.contains_key(&field.name) {
                     d = d.with_help(format!("`{}` is a method: call it with `.{}(..)`", field.name, field.name));
                 }
@@ -1143,7 +1277,11 @@ impl<'s> Checker<'s> {
             Type::Error => Type::Error,
             other => {
                 let shown = self.show(other);
-                let help = if matches!(other, Type::Tuple(_)) { "tuple elements are accessed by number: `.0`" } else { "only structs have fields" };
+                let help = if matches!(other, Type::Tuple(_)) {
+                    "tuple elements are accessed by number: `.0`"
+                } else {
+                    "only structs have fields"
+                };
                 self.sema.error(
                     Diagnostic::new(Code::UnknownField, field.span, format!("`{shown}` has no field `{}`", field.name))
                         .with_label("unknown field")
@@ -1158,13 +1296,17 @@ impl<'s> Checker<'s> {
         let sets: &[&str] = if color { &["rgb", "xyz"] } else { &["xyzw", "rgba"] };
         let name = &field.name;
         let valid_set = sets.iter().find(|set| name.chars().all(|c| set.contains(c)));
-        let bad = |why: String| Diagnostic::new(Code::InvalidSwizzle, field.span, format!("invalid swizzle `.{name}`")).with_label(why);
+        let bad = |why: String| {
+            Diagnostic::new(Code::InvalidSwizzle, field.span, format!("invalid swizzle `.{name}`")).with_label(why)
+        };
         let Some(set) = valid_set else {
             let d = match name.chars().find(|&c| !sets.iter().any(|set| set.contains(c))) {
                 None if color => bad("components from `rgb` and `xyz` cannot be mixed".into()),
                 None => bad("components from `xyzw` and `rgba` cannot be mixed".into()),
-                Some(c) if color => bad(format!("`{c}` is not a channel of a Color")).with_help("a Color has the channels `r`, `g`, `b` (or `x`, `y`, `z`); there is no alpha"),
-                Some(c) => bad(format!("`{c}` is not a component of a vector")).with_help("vector components are `x`, `y`, `z`, `w` (or `r`, `g`, `b`, `a`)"),
+                Some(c) if color => bad(format!("`{c}` is not a channel of a Color"))
+                    .with_help("a Color has the channels `r`, `g`, `b` (or `x`, `y`, `z`); there is no alpha"),
+                Some(c) => bad(format!("`{c}` is not a component of a vector"))
+                    .with_help("vector components are `x`, `y`, `z`, `w` (or `r`, `g`, `b`, `a`)"),
             };
             self.sema.error(d);
             return Type::Error;
@@ -1190,7 +1332,12 @@ impl<'s> Checker<'s> {
         if !index_ty.is_wildcard() && !matches!(index_ty, Type::Scalar(Scalar::I32 | Scalar::U32)) {
             let shown = self.show(&index_ty);
             self.sema.error(
-                Diagnostic::new(Code::InvalidIndex, index.span, format!("an index must be i32 or u32, found `{shown}`")).with_label("not an integer"),
+                Diagnostic::new(
+                    Code::InvalidIndex,
+                    index.span,
+                    format!("an index must be i32 or u32, found `{shown}`"),
+                )
+                .with_label("not an integer"),
             );
         }
         let (elem, len) = match &base_ty {
@@ -1225,8 +1372,12 @@ impl<'s> Checker<'s> {
             if value < 0 || value >= i128::from(len) {
                 let shown = self.show(&base_ty);
                 self.sema.error(
-                    Diagnostic::new(Code::InvalidIndex, index.span, format!("index {value} is out of range for `{shown}`"))
-                        .with_label(format!("valid indices are 0 to {}", len - 1)),
+                    Diagnostic::new(
+                        Code::InvalidIndex,
+                        index.span,
+                        format!("index {value} is out of range for `{shown}`"),
+                    )
+                    .with_label(format!("valid indices are 0 to {}", len - 1)),
                 );
             }
         }
@@ -1241,9 +1392,11 @@ impl<'s> Checker<'s> {
                     self.check_expr(&f.value, None);
                 }
                 let d = match found {
-                    None => Diagnostic::new(Code::UnknownType, path.span, format!("unknown struct `{path}`")).with_label("not found in this scope"),
+                    None => Diagnostic::new(Code::UnknownType, path.span, format!("unknown struct `{path}`"))
+                        .with_label("not found in this scope"),
                     Some(Found::Ambiguous(items)) => ambiguous(&self.sema.program, path, &items),
-                    Some(_) => Diagnostic::new(Code::WrongKindOfName, path.span, format!("`{path}` is not a struct")).with_label("expected a struct name"),
+                    Some(_) => Diagnostic::new(Code::WrongKindOfName, path.span, format!("`{path}` is not a struct"))
+                        .with_label("expected a struct name"),
                 };
                 self.sema.error(d);
                 return Type::Error;
@@ -1258,8 +1411,12 @@ impl<'s> Checker<'s> {
                     self.expect(&t, ty, &f.value);
                     if given.contains(&f.name.name.as_str()) {
                         self.sema.error(
-                            Diagnostic::new(Code::StructLiteralFields, f.name.span, format!("field `{}` is given twice", f.name.name))
-                                .with_label("given again here"),
+                            Diagnostic::new(
+                                Code::StructLiteralFields,
+                                f.name.span,
+                                format!("field `{}` is given twice", f.name.name),
+                            )
+                            .with_label("given again here"),
                         );
                     }
                     given.push(&f.name.name);
@@ -1268,8 +1425,12 @@ impl<'s> Checker<'s> {
                     self.check_expr(&f.value, None);
                     let name = self.sema.program.structs[s].name.clone();
                     self.sema.error(
-                        Diagnostic::new(Code::StructLiteralFields, f.name.span, format!("struct `{name}` has no field `{}`", f.name.name))
-                            .with_label("unknown field"),
+                        Diagnostic::new(
+                            Code::StructLiteralFields,
+                            f.name.span,
+                            format!("struct `{name}` has no field `{}`", f.name.name),
+                        )
+                        .with_label("unknown field"),
                     );
                 }
             }
@@ -1278,8 +1439,12 @@ impl<'s> Checker<'s> {
         if !missing.is_empty() {
             let name = &self.sema.program.structs[s].name;
             let list = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
-            let d = Diagnostic::new(Code::StructLiteralFields, e.span, format!("missing field{} {list} in `{name}` literal", if missing.len() > 1 { "s" } else { "" }))
-                .with_label("every field must be given");
+            let d = Diagnostic::new(
+                Code::StructLiteralFields,
+                e.span,
+                format!("missing field{} {list} in `{name}` literal", if missing.len() > 1 { "s" } else { "" }),
+            )
+            .with_label("every field must be given");
             self.sema.error(d);
         }
         Type::Struct(s)
@@ -1303,7 +1468,12 @@ impl<'s> Checker<'s> {
                     Ok(sig) => {
                         self.calls.push((target_fn, callee.span));
                         self.info.resolutions.insert(callee.id, Resolution::Fn(target_fn));
-                        self.check_args(&sig.params, args, e.span, &format!("{}({target})", if *mode == ast::DiffMode::Fwd { "fwd_diff" } else { "bwd_diff" }));
+                        self.check_args(
+                            &sig.params,
+                            args,
+                            e.span,
+                            &format!("{}({target})", if *mode == ast::DiffMode::Fwd { "fwd_diff" } else { "bwd_diff" }),
+                        );
                         sig.ret
                     }
                     Err(why) => {
@@ -1324,7 +1494,8 @@ impl<'s> Checker<'s> {
                 if !ty.is_error() {
                     let shown = self.show(&ty);
                     self.sema.error(
-                        Diagnostic::new(Code::NotCallable, callee.span, format!("a `{shown}` value cannot be called")).with_label("not a function"),
+                        Diagnostic::new(Code::NotCallable, callee.span, format!("a `{shown}` value cannot be called"))
+                            .with_label("not a function"),
                     );
                 }
                 Type::Error
@@ -1335,14 +1506,20 @@ impl<'s> Checker<'s> {
     fn call_path(&mut self, e: &Expr, callee: &Expr, path: &ast::Path, args: &[Expr]) -> Type {
         let first = &path.segments[0].name;
         if path.segments.len() == 1 {
-            if self.local(first).is_some() || self.plugin.is_some_and(|p| self.sema.program.plugins[p].params.iter().any(|q| q.name == *first)) {
+            if self.local(first).is_some()
+                || self.plugin.is_some_and(|p| self.sema.program.plugins[p].params.iter().any(|q| q.name == *first))
+            {
                 self.check_args_loosely(args);
                 let shadows = builtins::is_builtin(first)
                     || builtin_type(first).is_some()
                     || matches!(self.sema.lookup_path(self.module, path), Some(Found::Item(ItemRef::Fn(_))));
-                let mut d = Diagnostic::new(Code::NotCallable, callee.span, format!("`{first}` is a variable, not a function")).with_label("not callable");
+                let mut d =
+                    Diagnostic::new(Code::NotCallable, callee.span, format!("`{first}` is a variable, not a function"))
+                        .with_label("not callable");
                 if shadows {
-                    d = d.with_help(format!("a local variable or parameter named `{first}` hides the function of this name: rename it"));
+                    d = d.with_help(format!(
+                        "a local variable or parameter named `{first}` hides the function of this name: rename it"
+                    ));
                 }
                 self.sema.error(d);
                 return Type::Error;
@@ -1364,7 +1541,8 @@ impl<'s> Checker<'s> {
                 self.builtin_call(e, first, args)
             }
             // `Type::function` and `Plugin::method`.
-            _ if path.segments.len() >= 2 && found.is_none() => match self.sema.resolve_fn_in_module(self.module, path) {
+            _ if path.segments.len() >= 2 && found.is_none() => match self.sema.resolve_fn_in_module(self.module, path)
+            {
                 Some(f) => self.call_fn(e, callee, f, args),
                 None => {
                     self.check_args_loosely(args);
@@ -1387,12 +1565,18 @@ impl<'s> Checker<'s> {
             }
             Some(_) => {
                 self.check_args_loosely(args);
-                self.sema.error(Diagnostic::new(Code::NotCallable, callee.span, format!("`{path}` is not a function")).with_label("not callable"));
+                self.sema.error(
+                    Diagnostic::new(Code::NotCallable, callee.span, format!("`{path}` is not a function"))
+                        .with_label("not callable"),
+                );
                 Type::Error
             }
             None => {
                 self.check_args_loosely(args);
-                self.sema.error(Diagnostic::new(Code::UnknownName, path.span, format!("unknown function `{path}`")).with_label("not found in this scope"));
+                self.sema.error(
+                    Diagnostic::new(Code::UnknownName, path.span, format!("unknown function `{path}`"))
+                        .with_label("not found in this scope"),
+                );
                 Type::Error
             }
         }
@@ -1411,8 +1595,17 @@ impl<'s> Checker<'s> {
         if params.len() != args.len() {
             let list: Vec<String> = params.iter().map(|t| self.show(t)).collect();
             self.sema.error(
-                Diagnostic::new(Code::ArgumentCount, span, format!("`{name}` takes {} argument{}, {} given", params.len(), if params.len() == 1 { "" } else { "s" }, args.len()))
-                    .with_label(format!("expected ({})", list.join(", "))),
+                Diagnostic::new(
+                    Code::ArgumentCount,
+                    span,
+                    format!(
+                        "`{name}` takes {} argument{}, {} given",
+                        params.len(),
+                        if params.len() == 1 { "" } else { "s" },
+                        args.len()
+                    ),
+                )
+                .with_label(format!("expected ({})", list.join(", "))),
             );
         }
         for (i, arg) in args.iter().enumerate() {
@@ -1490,7 +1683,9 @@ impl<'s> Checker<'s> {
             (Type::Struct(s), _) => Some(self.sema.program.structs[*s].methods.get(&method.name).copied()),
             (Type::Extern(x), _) => Some(self.sema.program.externs[*x].methods.get(&method.name).copied()),
             (_, Some(kind)) => match self.sema.program.interfaces.get(&kind) {
-                Some(iface) => Some(iface.methods.iter().copied().find(|&f| self.sema.program.functions[f].name == method.name)),
+                Some(iface) => {
+                    Some(iface.methods.iter().copied().find(|&f| self.sema.program.functions[f].name == method.name))
+                }
                 None => {
                     self.no_interface(kind, receiver.span);
                     self.check_args_loosely(args);
@@ -1506,7 +1701,9 @@ impl<'s> Checker<'s> {
         let Some(Some(f)) = table else {
             self.check_args_loosely(args);
             let shown = self.show(&recv_ty);
-            let mut d = Diagnostic::new(Code::UnknownMethod, method.span, format!("`{shown}` has no method `{}`", method.name)).with_label("unknown method");
+            let mut d =
+                Diagnostic::new(Code::UnknownMethod, method.span, format!("`{shown}` has no method `{}`", method.name))
+                    .with_label("unknown method");
             if builtins::is_builtin(&method.name) {
                 d = d.with_help(format!("`{}` is a built-in function: write `{}(x, ..)`", method.name, method.name));
             }
@@ -1546,8 +1743,12 @@ impl<'s> Checker<'s> {
 
     fn no_interface(&mut self, kind: PluginKind, span: Span) {
         self.sema.error(
-            Diagnostic::new(Code::NoInterfaceForKind, span, format!("no interface is declared for `{}` plugins", kind.keyword()))
-                .with_label(format!("cannot call methods of a `{}`", kind.type_name())),
+            Diagnostic::new(
+                Code::NoInterfaceForKind,
+                span,
+                format!("no interface is declared for `{}` plugins", kind.keyword()),
+            )
+            .with_label(format!("cannot call methods of a `{}`", kind.type_name())),
         );
     }
 
@@ -1593,9 +1794,11 @@ fn arithmetic_type(op: BinOp, a: &Type, b: &Type) -> Option<Type> {
         return None;
     }
     match (a, b) {
-        (Type::Matrix(n), Type::Matrix(m)) if n == m => matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul).then(|| a.clone()),
+        (Type::Matrix(n), Type::Matrix(m)) if n == m => {
+            matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul).then(|| a.clone())
+        }
         (Type::Matrix(n), Type::Vector(Scalar::F32, m)) | (Type::Vector(Scalar::F32, m), Type::Matrix(n)) if n == m => {
-            (op == BinOp::Mul).then(|| Type::Vector(Scalar::F32, *m))
+            (op == BinOp::Mul).then_some(Type::Vector(Scalar::F32, *m))
         }
         (Type::Matrix(_), Type::Scalar(Scalar::F32)) => matches!(op, BinOp::Mul | BinOp::Div).then(|| a.clone()),
         (Type::Scalar(Scalar::F32), Type::Matrix(_)) => (op == BinOp::Mul).then(|| b.clone()),
@@ -1633,7 +1836,8 @@ fn find_non_constant(e: &Expr) -> Option<(Span, &'static str)> {
         ExprKind::Binary(_, a, b) => find_non_constant(a).or_else(|| find_non_constant(b)),
         ExprKind::Call { callee, args } => match &callee.kind {
             ExprKind::Path(p)
-                if p.segments.len() == 1 && (builtin_type(&p.segments[0].name).is_some() || builtins::is_builtin(&p.segments[0].name)) =>
+                if p.segments.len() == 1
+                    && (builtin_type(&p.segments[0].name).is_some() || builtins::is_builtin(&p.segments[0].name)) =>
             {
                 args.iter().find_map(find_non_constant)
             }
@@ -1643,7 +1847,9 @@ fn find_non_constant(e: &Expr) -> Option<(Span, &'static str)> {
         ExprKind::Tuple(_) => Some((e.span, "a tuple is not a constant")),
         ExprKind::Array(_) | ExprKind::ArrayRepeat(..) => Some((e.span, "an array is not a constant")),
         ExprKind::StructLit { .. } => Some((e.span, "a struct literal is not a constant")),
-        ExprKind::Field(..) | ExprKind::TupleIndex(..) | ExprKind::Index(..) => Some((e.span, "access to a part of a value")),
+        ExprKind::Field(..) | ExprKind::TupleIndex(..) | ExprKind::Index(..) => {
+            Some((e.span, "access to a part of a value"))
+        }
         _ => Some((e.span, "evaluated at run time")),
     }
 }
@@ -1660,4 +1866,3 @@ fn edit_distance(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
-

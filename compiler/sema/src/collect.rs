@@ -48,7 +48,12 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                     Some((decl.name.clone(), ItemRef::Const(program.consts.len() - 1)))
                 }
                 ItemKind::ExternType(name) => {
-                    program.externs.push(ExternDef { name: name.name.clone(), module: m, span: name.span, methods: HashMap::new() });
+                    program.externs.push(ExternDef {
+                        name: name.name.clone(),
+                        module: m,
+                        span: name.span,
+                        methods: HashMap::new(),
+                    });
                     Some((name.clone(), ItemRef::Extern(program.externs.len() - 1)))
                 }
                 ItemKind::Plugin(decl) => {
@@ -67,7 +72,11 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                     for (j, method) in decl.methods.iter().enumerate() {
                         let f = add_fn(&mut program, m, FnOwner::Plugin(id), &method.decl, (i, Some(j)));
                         if let Some(&first) = program.plugins[id].methods.get(&method.decl.name.name) {
-                            diagnostics.push(duplicate(&method.decl.name.name, method.decl.name.span, program.functions[first].name_span));
+                            diagnostics.push(duplicate(
+                                &method.decl.name.name,
+                                method.decl.name.span,
+                                program.functions[first].name_span,
+                            ));
                         } else {
                             program.plugins[id].methods.insert(method.decl.name.name.clone(), f);
                         }
@@ -84,9 +93,13 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                                 .with_secondary(decl.kind.span, "the standard library declares it here")
                                 .with_help("interfaces are global to the program: implement the standard one instead of declaring it again")
                         } else {
-                            Diagnostic::new(Code::DuplicateDefinition, decl.kind.span, format!("a second interface for `{}`", kind.keyword()))
-                                .with_label("redefined here")
-                                .with_secondary(first.span, "first defined here")
+                            Diagnostic::new(
+                                Code::DuplicateDefinition,
+                                decl.kind.span,
+                                format!("a second interface for `{}`", kind.keyword()),
+                            )
+                            .with_label("redefined here")
+                            .with_secondary(first.span, "first defined here")
                         };
                         diagnostics.push(d);
                         continue;
@@ -94,8 +107,14 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                     let mut methods: Vec<FnId> = Vec::new();
                     for (j, method) in decl.methods.iter().enumerate() {
                         let f = add_fn(&mut program, m, FnOwner::Interface(kind), &method.decl, (i, Some(j)));
-                        if let Some(&first) = methods.iter().find(|&&g| program.functions[g].name == method.decl.name.name) {
-                            diagnostics.push(duplicate(&method.decl.name.name, method.decl.name.span, program.functions[first].name_span));
+                        if let Some(&first) =
+                            methods.iter().find(|&&g| program.functions[g].name == method.decl.name.name)
+                        {
+                            diagnostics.push(duplicate(
+                                &method.decl.name.name,
+                                method.decl.name.span,
+                                program.functions[first].name_span,
+                            ));
                         } else {
                             methods.push(f);
                         }
@@ -133,7 +152,13 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
     sema
 }
 
-fn add_fn(program: &mut Program, module: ModuleId, owner: FnOwner, decl: &ast::FnDecl, at: (usize, Option<usize>)) -> FnId {
+fn add_fn(
+    program: &mut Program,
+    module: ModuleId,
+    owner: FnOwner,
+    decl: &ast::FnDecl,
+    at: (usize, Option<usize>),
+) -> FnId {
     program.functions.push(FnDef {
         name: decl.name.name.clone(),
         module,
@@ -179,21 +204,31 @@ impl Sema {
             Some(ItemRef::Extern(e)) => FnOwner::Extern(*e),
             Some(_) => {
                 self.error(
-                    Diagnostic::new(Code::WrongKindOfName, decl.ty.span, format!("`{}` is not a struct or extern type", decl.ty.name))
-                        .with_label("`impl` blocks add methods to structs and extern types"),
+                    Diagnostic::new(
+                        Code::WrongKindOfName,
+                        decl.ty.span,
+                        format!("`{}` is not a struct or extern type", decl.ty.name),
+                    )
+                    .with_label("`impl` blocks add methods to structs and extern types"),
                 );
                 return;
             }
             None => {
                 let name = &decl.ty.name;
                 let d = match self.scopes.lookup(&self.program, module, name) {
-                    Some(Found::Item(ItemRef::Struct(_) | ItemRef::Extern(_))) => {
-                        Diagnostic::new(Code::UnknownType, decl.ty.span, format!("`{name}` is not a type of this module"))
-                            .with_label("defined in another module")
-                            .with_help("methods can only be added in the module that defines the type")
-                    }
-                    Some(Found::Item(_)) => Diagnostic::new(Code::WrongKindOfName, decl.ty.span, format!("`{name}` is not a struct or extern type"))
-                        .with_label("`impl` blocks add methods to structs and extern types"),
+                    Some(Found::Item(ItemRef::Struct(_) | ItemRef::Extern(_))) => Diagnostic::new(
+                        Code::UnknownType,
+                        decl.ty.span,
+                        format!("`{name}` is not a type of this module"),
+                    )
+                    .with_label("defined in another module")
+                    .with_help("methods can only be added in the module that defines the type"),
+                    Some(Found::Item(_)) => Diagnostic::new(
+                        Code::WrongKindOfName,
+                        decl.ty.span,
+                        format!("`{name}` is not a struct or extern type"),
+                    )
+                    .with_label("`impl` blocks add methods to structs and extern types"),
                     _ => Diagnostic::new(Code::UnknownType, decl.ty.span, format!("unknown type `{name}`"))
                         .with_label("no struct or extern type of this name in this module"),
                 };
@@ -265,8 +300,15 @@ impl Sema {
                             Type::Extern(e)
                         }
                         _ => {
-                            let why = if i == 0 { "only methods in an `impl` block take `self`" } else { "`self` must be the first parameter" };
-                            self.error(Diagnostic::new(Code::InvalidSelf, param.span, "`self` is not allowed here").with_label(why));
+                            let why = if i == 0 {
+                                "only methods in an `impl` block take `self`"
+                            } else {
+                                "`self` must be the first parameter"
+                            };
+                            self.error(
+                                Diagnostic::new(Code::InvalidSelf, param.span, "`self` is not allowed here")
+                                    .with_label(why),
+                            );
                             Type::Error
                         }
                     },
@@ -289,15 +331,19 @@ impl Sema {
         let name = &decl.name.name;
         let span = self.program.functions[f].name_span;
         match owner {
-            FnOwner::Interface(kind) => {
-                if decl.body.is_some() || decl.is_extern {
-                    self.error(
-                        Diagnostic::new(Code::UnexpectedBody, span, format!("interface method `{name}` may not have a body"))
-                            .with_label(format!("the `{}` interface only declares signatures", kind.keyword()))
-                            .with_help("end the declaration with `;` and implement it in each plugin"),
-                    );
-                }
+            FnOwner::Interface(kind) if decl.body.is_some() || decl.is_extern => {
+                self.error(
+                    Diagnostic::new(
+                        Code::UnexpectedBody,
+                        span,
+                        format!("interface method `{name}` may not have a body"),
+                    )
+                    .with_label(format!("the `{}` interface only declares signatures", kind.keyword()))
+                    .with_help("end the declaration with `;` and implement it in each plugin"),
+                );
             }
+            // Interface methods only declare signatures.
+            FnOwner::Interface(_) => {}
             FnOwner::Plugin(_) if decl.is_extern || decl.body.is_none() => {
                 self.error(
                     Diagnostic::new(Code::MissingBody, span, format!("plugin method `{name}` needs a body"))
@@ -395,9 +441,13 @@ impl Sema {
         for &s in &cyclic {
             let name = self.program.structs[s].name.clone();
             self.error(
-                Diagnostic::new(Code::Recursion, self.program.structs[s].span, format!("struct `{name}` contains itself"))
-                    .with_label("recursive struct")
-                    .with_help("a struct value has a fixed size: store the data in a fixed array or separate fields"),
+                Diagnostic::new(
+                    Code::Recursion,
+                    self.program.structs[s].span,
+                    format!("struct `{name}` contains itself"),
+                )
+                .with_label("recursive struct")
+                .with_help("a struct value has a fixed size: store the data in a fixed array or separate fields"),
             );
         }
         // Break the cycles so that later walks over field types terminate.
@@ -418,7 +468,8 @@ impl Sema {
                     no_diff = true;
                     if !attr.args.is_empty() {
                         self.error(
-                            Diagnostic::new(Code::AttributeArguments, attr.span, "`@no_diff` takes no arguments").with_label("remove the arguments"),
+                            Diagnostic::new(Code::AttributeArguments, attr.span, "`@no_diff` takes no arguments")
+                                .with_label("remove the arguments"),
                         );
                     }
                 }
@@ -498,8 +549,12 @@ impl Sema {
             }
             let [AttrArg::Path(path)] = attr.args.as_slice() else {
                 self.error(
-                    Diagnostic::new(Code::AttributeArguments, attr.span, format!("`@{}` takes one function name", attr.name.name))
-                        .with_label("expected `(function)`"),
+                    Diagnostic::new(
+                        Code::AttributeArguments,
+                        attr.span,
+                        format!("`@{}` takes one function name", attr.name.name),
+                    )
+                    .with_label("expected `(function)`"),
                 );
                 continue;
             };
@@ -509,8 +564,12 @@ impl Sema {
                 Err(why) => {
                     let name = self.program.fn_path(f);
                     self.error(
-                        Diagnostic::new(Code::NotDifferentiable, attr.span, format!("`{name}` has no derivative to customise"))
-                            .with_label(why),
+                        Diagnostic::new(
+                            Code::NotDifferentiable,
+                            attr.span,
+                            format!("`{name}` has no derivative to customise"),
+                        )
+                        .with_label(why),
                     );
                     continue;
                 }
@@ -525,7 +584,10 @@ impl Sema {
                     Diagnostic::new(
                         Code::CustomDerivativeSignature,
                         path.span,
-                        format!("`{gname}` does not have the signature of `{}({fname})`", if mode == DiffMode::Fwd { "fwd_diff" } else { "bwd_diff" }),
+                        format!(
+                            "`{gname}` does not have the signature of `{}({fname})`",
+                            if mode == DiffMode::Fwd { "fwd_diff" } else { "bwd_diff" }
+                        ),
                     )
                     .with_label(format!("expected `fn{expected_text}`"))
                     .with_secondary(g_span, format!("found `fn{actual_text}`")),
@@ -569,8 +631,12 @@ impl Sema {
                     Some(&f) => Some(f),
                     None => {
                         self.error(
-                            Diagnostic::new(Code::UnknownMethod, method.span, format!("`{owner_path}` has no function `{}`", method.name))
-                                .with_label("not found"),
+                            Diagnostic::new(
+                                Code::UnknownMethod,
+                                method.span,
+                                format!("`{owner_path}` has no function `{}`", method.name),
+                            )
+                            .with_label("not found"),
                         );
                         None
                     }
@@ -592,7 +658,8 @@ impl Sema {
             }
             None => {
                 self.error(
-                    Diagnostic::new(Code::UnknownName, path.span, format!("unknown function `{path}`")).with_label("not found in this scope"),
+                    Diagnostic::new(Code::UnknownName, path.span, format!("unknown function `{path}`"))
+                        .with_label("not found in this scope"),
                 );
                 None
             }
@@ -606,9 +673,16 @@ impl Sema {
             let plugin_name = self.program.plugins[p].name.clone();
             let Some(interface) = self.program.interfaces.get(&kind) else {
                 self.error(
-                    Diagnostic::new(Code::NoInterfaceForKind, plugin_span, format!("no interface is declared for `{}` plugins", kind.keyword()))
-                        .with_label("cannot check this plugin")
-                        .with_help(format!("the standard library declares `interface {} {{ ... }}`; check that the prelude is available", kind.keyword())),
+                    Diagnostic::new(
+                        Code::NoInterfaceForKind,
+                        plugin_span,
+                        format!("no interface is declared for `{}` plugins", kind.keyword()),
+                    )
+                    .with_label("cannot check this plugin")
+                    .with_help(format!(
+                        "the standard library declares `interface {} {{ ... }}`; check that the prelude is available",
+                        kind.keyword()
+                    )),
                 );
                 continue;
             };
@@ -619,9 +693,13 @@ impl Sema {
                 let Some(&actual) = self.program.plugins[p].methods.get(&name) else {
                     let text = signature_text(&self.program, &expected);
                     self.error(
-                        Diagnostic::new(Code::MissingInterfaceMethod, plugin_span, format!("{} `{plugin_name}` does not implement `{name}`", kind.keyword()))
-                            .with_label(format!("missing `fn {name}{text}`"))
-                            .with_secondary(required_span, "required by the interface here"),
+                        Diagnostic::new(
+                            Code::MissingInterfaceMethod,
+                            plugin_span,
+                            format!("{} `{plugin_name}` does not implement `{name}`", kind.keyword()),
+                        )
+                        .with_label(format!("missing `fn {name}{text}`"))
+                        .with_secondary(required_span, "required by the interface here"),
                     );
                     continue;
                 };
@@ -630,9 +708,13 @@ impl Sema {
                     let (want, got) = (signature_text(&self.program, &expected), signature_text(&self.program, &found));
                     let span = self.program.functions[actual].name_span;
                     self.error(
-                        Diagnostic::new(Code::InterfaceSignatureMismatch, span, format!("`{name}` does not match the `{}` interface", kind.keyword()))
-                            .with_label(format!("found `fn {name}{got}`"))
-                            .with_secondary(required_span, format!("expected `fn {name}{want}`")),
+                        Diagnostic::new(
+                            Code::InterfaceSignatureMismatch,
+                            span,
+                            format!("`{name}` does not match the `{}` interface", kind.keyword()),
+                        )
+                        .with_label(format!("found `fn {name}{got}`"))
+                        .with_secondary(required_span, format!("expected `fn {name}{want}`")),
                     );
                 }
             }
@@ -641,18 +723,22 @@ impl Sema {
 }
 
 pub fn duplicate_attr(attr: &Attribute) -> Diagnostic {
-    Diagnostic::new(Code::DuplicateAttribute, attr.span, format!("`@{}` is given twice", attr.name.name)).with_label("remove this one")
+    Diagnostic::new(Code::DuplicateAttribute, attr.span, format!("`@{}` is given twice", attr.name.name))
+        .with_label("remove this one")
 }
 
 const KNOWN_ATTRIBUTES: &[&str] = &["custom_fwd", "custom_bwd", "max_iters", "no_diff"];
 
 pub fn misplaced_or_unknown(attr: &Attribute, why: &str) -> Diagnostic {
     if KNOWN_ATTRIBUTES.contains(&attr.name.name.as_str()) {
-        Diagnostic::new(Code::MisplacedAttribute, attr.span, format!("`@{}` is not allowed here", attr.name.name)).with_label(why.to_string())
+        Diagnostic::new(Code::MisplacedAttribute, attr.span, format!("`@{}` is not allowed here", attr.name.name))
+            .with_label(why.to_string())
     } else {
         Diagnostic::new(Code::UnknownAttribute, attr.span, format!("unknown attribute `@{}`", attr.name.name))
             .with_label("not an attribute")
-            .with_help(format!("attributes are: {}", KNOWN_ATTRIBUTES.iter().map(|a| format!("@{a}")).collect::<Vec<_>>().join(", ")))
+            .with_help(format!(
+                "attributes are: {}",
+                KNOWN_ATTRIBUTES.iter().map(|a| format!("@{a}")).collect::<Vec<_>>().join(", ")
+            ))
     }
 }
-

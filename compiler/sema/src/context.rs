@@ -134,8 +134,12 @@ impl Sema {
                     Some(Found::Item(ItemRef::Const(c))) => self.const_int(c),
                     _ => {
                         self.error(
-                            Diagnostic::new(Code::InvalidArrayLength, path.span, format!("`{path}` is not an integer constant"))
-                                .with_label("array lengths are integer literals or constants"),
+                            Diagnostic::new(
+                                Code::InvalidArrayLength,
+                                path.span,
+                                format!("`{path}` is not an integer constant"),
+                            )
+                            .with_label("array lengths are integer literals or constants"),
                         );
                         return None;
                     }
@@ -144,7 +148,7 @@ impl Sema {
             }
         };
         match value {
-            Some(n) if n >= 1 && n <= MAX_ARRAY_LEN => Some(n as u32),
+            Some(n) if (1..=MAX_ARRAY_LEN).contains(&n) => Some(n as u32),
             Some(n) => {
                 self.error(
                     Diagnostic::new(Code::InvalidArrayLength, span, format!("array length {n} is out of range"))
@@ -154,8 +158,12 @@ impl Sema {
             }
             None => {
                 self.error(
-                    Diagnostic::new(Code::InvalidArrayLength, span, "array length is not a non-negative integer constant")
-                        .with_label("cannot evaluate this length"),
+                    Diagnostic::new(
+                        Code::InvalidArrayLength,
+                        span,
+                        "array length is not a non-negative integer constant",
+                    )
+                    .with_label("cannot evaluate this length"),
                 );
                 None
             }

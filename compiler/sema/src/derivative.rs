@@ -43,7 +43,11 @@ pub fn derivative_signature(program: &Program, f: FnId, mode: DiffMode) -> Resul
         DiffMode::Bwd => {
             let mut params = primal;
             params.push(def.ret.clone());
-            let ret = if differentiable.len() == 1 { differentiable.into_iter().next().unwrap_or(Type::Error) } else { Type::Tuple(differentiable) };
+            let ret = if differentiable.len() == 1 {
+                differentiable.into_iter().next().unwrap_or(Type::Error)
+            } else {
+                Type::Tuple(differentiable)
+            };
             Signature { params, ret }
         }
     })

@@ -40,7 +40,12 @@ pub struct Loaded {
 
 pub const PRELUDE: &str = "prelude";
 
-pub fn load(roots: Vec<RootSource>, options: &LoadOptions, sources: &mut SourceMap, diagnostics: &mut Vec<Diagnostic>) -> Loaded {
+pub fn load(
+    roots: Vec<RootSource>,
+    options: &LoadOptions,
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Loaded {
     let mut loader = Loader {
         options,
         sources,
@@ -83,7 +88,14 @@ struct Loader<'a> {
 }
 
 impl Loader<'_> {
-    fn add(&mut self, name: String, display: String, path: PathBuf, canonical: Option<PathBuf>, text: String) -> ModuleId {
+    fn add(
+        &mut self,
+        name: String,
+        display: String,
+        path: PathBuf,
+        canonical: Option<PathBuf>,
+        text: String,
+    ) -> ModuleId {
         let file = self.sources.add(display, text);
         let (ast, mut diags) = drs_syntax::parse(&self.sources.get(file).text, file);
         self.diagnostics.append(&mut diags);
@@ -165,4 +177,3 @@ impl Loader<'_> {
         None
     }
 }
-

@@ -21,8 +21,10 @@ pub enum Found {
 struct ModuleScope {
     /// Names from `import m::{a, b};`.
     listed: HashMap<String, ItemRef>,
-    /// Modules whose exports are glob-imported (including the prelude).
+    /// Modules whose exports are glob-imported.
     globs: Vec<ModuleId>,
+    /// The implicit prelude: consulted last, so a user's own glob import wins over it.
+    prelude: Option<ModuleId>,
     /// Modules imported for qualified use, by their last path segment.
     qualified: HashMap<String, ModuleId>,
 }
@@ -52,9 +54,16 @@ impl Scopes {
                         let alias = import.module.last();
                         match scope.qualified.get(&alias.name) {
                             Some(&other) if other != target => diagnostics.push(
-                                Diagnostic::new(Code::DuplicateDefinition, alias.span, format!("two imported modules are named `{}`", alias.name))
-                                    .with_label("a second module with this name")
-                                    .with_help(format!("import one of them by item instead: `import {}::{{..}};`", import.module)),
+                                Diagnostic::new(
+                                    Code::DuplicateDefinition,
+                                    alias.span,
+                                    format!("two imported modules are named `{}`", alias.name),
+                                )
+                                .with_label("a second module with this name")
+                                .with_help(format!(
+                                    "import one of them by item instead: `import {}::{{..}};`",
+                                    import.module
+                                )),
                             ),
                             _ => {
                                 scope.qualified.insert(alias.name.clone(), target);
@@ -81,16 +90,14 @@ impl Scopes {
                     }
                 }
             }
-            if let Some(&prelude) = imports.prelude.get(&m) {
-                scope.globs.push(prelude);
-            }
+            scope.prelude = imports.prelude.get(&m).copied();
             scopes.push(scope);
         }
         Scopes { scopes, exports }
     }
 
     /// Looks a top-level name up in a module: own items, listed imports, qualified module
-    /// names, then glob imports.
+    /// names, then glob imports, then the prelude.
     pub fn lookup(&self, program: &Program, module: ModuleId, name: &str) -> Option<Found> {
         if let Some(item) = program.module_items[module].get(name) {
             return Some(Found::Item(*item));
@@ -102,8 +109,12 @@ impl Scopes {
         if let Some(m) = scope.qualified.get(name) {
             return Some(Found::Module(*m));
         }
+        self.lookup_in_globs(&scope.globs, name).or_else(|| self.lookup_in_globs(scope.prelude.as_slice(), name))
+    }
+
+    fn lookup_in_globs(&self, globs: &[ModuleId], name: &str) -> Option<Found> {
         let mut found: Vec<ItemRef> = Vec::new();
-        for &glob in &scope.globs {
+        for &glob in globs {
             for item in self.exports[glob].get(name).into_iter().flatten() {
                 if !found.contains(item) {
                     found.push(*item);

@@ -242,12 +242,24 @@ pub struct Stmt {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let p[: T] = e;` (immutable) or `var p[: T] [= e];` (mutable).
-    Let { mutable: bool, pattern: Pattern, ty: Option<TypeExpr>, init: Option<Expr> },
+    Let {
+        mutable: bool,
+        pattern: Pattern,
+        ty: Option<TypeExpr>,
+        init: Option<Expr>,
+    },
     /// `place = e;` or `place op= e;`
-    Assign { target: Expr, op: Option<BinOp>, value: Expr },
+    Assign {
+        target: Expr,
+        op: Option<BinOp>,
+        value: Expr,
+    },
     /// An expression evaluated for its effect; `semi` is false for block-like expressions
     /// (`if`, loops, blocks) written without a semicolon.
-    Expr { expr: Expr, semi: bool },
+    Expr {
+        expr: Expr,
+        semi: bool,
+    },
     Break,
     Continue,
     Return(Option<Expr>),
@@ -280,8 +292,15 @@ pub enum ExprKind {
     Path(Path),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
-    Call { callee: Box<Expr>, args: Vec<Expr> },
-    MethodCall { receiver: Box<Expr>, method: Ident, args: Vec<Expr> },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
+    MethodCall {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
     /// A struct field or a vector swizzle (`v.xy`, `c.r`).
     Field(Box<Expr>, Ident),
     /// `t.0`
@@ -293,14 +312,37 @@ pub enum ExprKind {
     /// `[e; N]`
     ArrayRepeat(Box<Expr>, ArrayLen),
     /// `Name { field: value, ... }`
-    StructLit { path: Path, fields: Vec<FieldInit> },
+    StructLit {
+        path: Path,
+        fields: Vec<FieldInit>,
+    },
     Block(Block),
-    If { cond: Box<Expr>, then: Block, els: Option<Box<Expr>> },
-    Loop { attrs: Vec<Attribute>, body: Block },
-    While { attrs: Vec<Attribute>, cond: Box<Expr>, body: Block },
-    For { attrs: Vec<Attribute>, var: Ident, start: Box<Expr>, end: Box<Expr>, body: Block },
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        els: Option<Box<Expr>>,
+    },
+    Loop {
+        attrs: Vec<Attribute>,
+        body: Block,
+    },
+    While {
+        attrs: Vec<Attribute>,
+        cond: Box<Expr>,
+        body: Block,
+    },
+    For {
+        attrs: Vec<Attribute>,
+        var: Ident,
+        start: Box<Expr>,
+        end: Box<Expr>,
+        body: Block,
+    },
     /// `fwd_diff(f)` / `bwd_diff(f)`: the generated derivative of a function; it must be called.
-    Derivative { mode: DiffMode, target: Path },
+    Derivative {
+        mode: DiffMode,
+        target: Path,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -312,7 +354,10 @@ pub struct FieldInit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Lit {
     /// An integer literal; `suffix` is `u` for `u32`, `i` for `i32`, or none.
-    Int { value: u64, suffix: Option<IntSuffix> },
+    Int {
+        value: u64,
+        suffix: Option<IntSuffix>,
+    },
     /// A float literal as written (kept as text so printing reproduces it exactly).
     Float(String),
     Bool(bool),

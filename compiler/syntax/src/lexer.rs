@@ -18,6 +18,8 @@ pub enum LexError {
     InvalidChar,
     UnterminatedComment,
     InvalidNumber,
+    /// `0xFFi`: the `i` suffix is for decimal literals only.
+    SignedRadixSuffix,
 }
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
@@ -86,6 +88,7 @@ pub enum Tok<'s> {
     Underscore,
     #[regex(r"[0-9][0-9_]*[ui]?", |lex| int_literal(lex.slice()))]
     #[regex(r"0x[0-9a-fA-F_]+u?", |lex| int_literal(lex.slice()))]
+    #[regex(r"0[xb][0-9a-fA-F_]+i", signed_radix_suffix)]
     #[regex(r"0b[01_]+u?", |lex| int_literal(lex.slice()))]
     Int(IntLit),
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", |lex| lex.slice())]
@@ -183,6 +186,10 @@ fn block_comment<'s>(lex: &mut logos::Lexer<'s, Tok<'s>>) -> FilterResult<(), Le
             FilterResult::Error(LexError::UnterminatedComment)
         }
     }
+}
+
+fn signed_radix_suffix<'s>(_: &mut logos::Lexer<'s, Tok<'s>>) -> Result<IntLit, LexError> {
+    Err(LexError::SignedRadixSuffix)
 }
 
 fn int_literal(text: &str) -> Result<IntLit, LexError> {
@@ -307,17 +314,30 @@ pub fn tokenize(source: &str, file: FileId) -> (Vec<Spanned<'_>>, Vec<Diagnostic
                 diagnostics.push(match err {
                     LexError::InvalidChar => {
                         let shown: String = slice.chars().take(1).collect();
-                        Diagnostic::new(Code::InvalidToken, span, format!("invalid character `{}`", shown.escape_debug()))
-                            .with_label("not part of any token")
+                        Diagnostic::new(
+                            Code::InvalidToken,
+                            span,
+                            format!("invalid character `{}`", shown.escape_debug()),
+                        )
+                        .with_label("not part of any token")
                     }
-                    LexError::UnterminatedComment => {
-                        Diagnostic::new(Code::UnterminatedComment, Span::new(file, range.start, range.start + 2), "unterminated block comment")
-                            .with_label("this comment is never closed")
-                            .with_help("close it with `*/`")
-                    }
+                    LexError::UnterminatedComment => Diagnostic::new(
+                        Code::UnterminatedComment,
+                        Span::new(file, range.start, range.start + 2),
+                        "unterminated block comment",
+                    )
+                    .with_label("this comment is never closed")
+                    .with_help("close it with `*/`"),
                     LexError::InvalidNumber => {
                         Diagnostic::new(Code::InvalidLiteral, span, format!("invalid number literal `{slice}`"))
                             .with_label("does not fit in 64 bits")
+                    }
+                    LexError::SignedRadixSuffix => {
+                        Diagnostic::new(Code::InvalidLiteral, span, format!("invalid number literal `{slice}`"))
+                            .with_label("the `i` suffix is only for decimal literals")
+                            .with_help(
+                                "hexadecimal and binary literals are u32 (`0xFFu`) or take their type from the context",
+                            )
                     }
                 });
             }

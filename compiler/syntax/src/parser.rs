@@ -36,7 +36,12 @@ pub fn parse(source: &str, file: FileId) -> (SourceUnit, Vec<Diagnostic>) {
                 Tok::RBrace => depth = depth.saturating_sub(1),
                 _ => {}
             }
-            Mark { at: t.0, depth_before, semi: matches!(t.1, Tok::Semi), closes_item: matches!(t.1, Tok::RBrace) && depth == 0 }
+            Mark {
+                at: t.0,
+                depth_before,
+                semi: matches!(t.1, Tok::Semi),
+                closes_item: matches!(t.1, Tok::RBrace) && depth == 0,
+            }
         })
         .collect();
     // Tokens that start a line, for the "missing `;`" hint.
@@ -58,8 +63,16 @@ pub fn parse(source: &str, file: FileId) -> (SourceUnit, Vec<Diagnostic>) {
         }
     }
     let unclosed = open.last().copied();
-    let mut builder =
-        Builder { file, next_id: 0, eof: source.len(), diagnostics: Vec::new(), marks, skip_until: None, newline_before, unclosed };
+    let mut builder = Builder {
+        file,
+        next_id: 0,
+        eof: source.len(),
+        diagnostics: Vec::new(),
+        marks,
+        skip_until: None,
+        newline_before,
+        unclosed,
+    };
     let result = SourceUnitParser::new().parse(&mut builder, tokens.into_iter().map(Ok::<_, Infallible>));
     let unit = match result {
         Ok(unit) => unit,
@@ -156,7 +169,12 @@ impl Builder {
         Block { stmts, tail, span: self.span(l, r) }
     }
 
-    pub fn import(&mut self, is_pub: bool, mut prefix: Vec<Ident>, tail: (Ident, Option<ImportNames>)) -> Option<ItemKind> {
+    pub fn import(
+        &mut self,
+        is_pub: bool,
+        mut prefix: Vec<Ident>,
+        tail: (Ident, Option<ImportNames>),
+    ) -> Option<ItemKind> {
         let (last, names) = tail;
         let last_span = last.span;
         let names = match names {
@@ -182,9 +200,13 @@ impl Builder {
             Member::Param(param)
         } else {
             self.diagnostics.push(
-                Diagnostic::new(Code::InvalidPluginMember, word.span, format!("expected `param` or `fn`, found `{}`", word.name))
-                    .with_label("a plugin holds parameters and methods")
-                    .with_help(format!("declare a parameter as `param {}: TYPE;`", param.name.name)),
+                Diagnostic::new(
+                    Code::InvalidPluginMember,
+                    word.span,
+                    format!("expected `param` or `fn`, found `{}`", word.name),
+                )
+                .with_label("a plugin holds parameters and methods")
+                .with_help(format!("declare a parameter as `param {}: TYPE;`", param.name.name)),
             );
             Member::Invalid
         }
@@ -205,7 +227,9 @@ impl Builder {
 
     pub fn recover(&mut self, error: ErrorRecovery<usize, Tok<'_>, Infallible>) {
         let error_at = match &error.error {
-            ParseError::UnrecognizedToken { token: (l, ..), .. } | ParseError::ExtraToken { token: (l, ..) } => Some(*l),
+            ParseError::UnrecognizedToken { token: (l, ..), .. } | ParseError::ExtraToken { token: (l, ..) } => {
+                Some(*l)
+            }
             _ => None,
         };
         self.report(error.error);
@@ -229,13 +253,21 @@ impl Builder {
     fn report(&mut self, error: ParseError<usize, Tok<'_>, Infallible>) {
         let diagnostic = match error {
             ParseError::UnrecognizedToken { token: (l, tok, r), expected } => {
-                let mut d = Diagnostic::new(Code::UnexpectedToken, self.span(l, r), format!("unexpected {}", tok.describe()))
-                    .with_label(expected_list(&expected));
+                let mut d =
+                    Diagnostic::new(Code::UnexpectedToken, self.span(l, r), format!("unexpected {}", tok.describe()))
+                        .with_label(expected_list(&expected));
                 let is_expected = |t: &str| expected.iter().any(|e| e.trim_matches('"') == t);
-                if let (Tok::Float(text), true) = (&tok, is_expected("Int") && !is_expected("Float")) {
-                    let (a, b) = text.split_once('.').unwrap_or((text, "1"));
-                    d = d.with_help(format!("`{text}` is read as one float: write `(x.{a}).{b}` for an element of a nested tuple"));
-                } else if matches!(tok, Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::EqEq | Tok::NotEq) && !is_expected(tok.text()) {
+                let nested_index = match &tok {
+                    Tok::Float(text) if is_expected("Int") && !is_expected("Float") => text.split_once('.'),
+                    _ => None,
+                };
+                if let Some((a, b)) = nested_index {
+                    d = d.with_help(format!(
+                        "`{a}.{b}` is read as one float: write `(x.{a}).{b}` for an element of a nested tuple"
+                    ));
+                } else if matches!(tok, Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::EqEq | Tok::NotEq)
+                    && !is_expected(tok.text())
+                {
                     d = d.with_help("comparisons do not chain: combine them with `&&`, e.g. `a <= x && x <= b`");
                 } else if is_expected(";") && self.newline_before.binary_search(&l).is_ok() {
                     d = d.with_help("a `;` may be missing at the end of the previous line");
@@ -283,7 +315,11 @@ fn expected_list(expected: &[String]) -> String {
         .collect();
     let has = |t: &str| expected.iter().any(|e| e == t);
     if has("Int") && has("Float") && has("Ident") {
-        return if has("\"let\"") { "expected a statement or an expression".to_string() } else { "expected an expression".to_string() };
+        return if has("\"let\"") {
+            "expected a statement or an expression".to_string()
+        } else {
+            "expected an expression".to_string()
+        };
     }
     match names.len() {
         0 => "not expected here".to_string(),

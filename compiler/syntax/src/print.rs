@@ -102,34 +102,21 @@ struct Ctx {
 
 impl Ctx {
     fn no_struct() -> Ctx {
-        Ctx {
-            no_struct: true,
-            ..Ctx::default()
-        }
+        Ctx { no_struct: true, ..Ctx::default() }
     }
 
     fn stmt_start() -> Ctx {
-        Ctx {
-            stmt_start: true,
-            ..Ctx::default()
-        }
+        Ctx { stmt_start: true, ..Ctx::default() }
     }
 
     /// The context of an operand that is not leftmost.
     fn inner(self) -> Ctx {
-        Ctx {
-            no_struct: self.no_struct,
-            stmt_start: false,
-            stmt_level: false,
-        }
+        Ctx { no_struct: self.no_struct, stmt_start: false, stmt_level: false }
     }
 
     /// The context of the leftmost operand.
     fn leftmost(self) -> Ctx {
-        Ctx {
-            stmt_level: false,
-            ..self
-        }
+        Ctx { stmt_level: false, ..self }
     }
 }
 
@@ -160,11 +147,7 @@ impl Printer {
 
     /// A printer whose new lines start `indent` levels deep (to splice text into a block).
     pub fn with_indent(indent: usize) -> Printer {
-        Printer {
-            out: String::new(),
-            indent,
-            flat: false,
-        }
+        Printer { out: String::new(), indent, flat: false }
     }
 
     /// The text printed so far.
@@ -521,10 +504,7 @@ impl Printer {
             // The parser would read a last block-like statement without `;` as the block's
             // value (a tree it never builds itself); keep it a statement.
             let last = i + 1 == block.stmts.len() && block.tail.is_none();
-            if last
-                && matches!(stmt.kind, StmtKind::Expr { semi: false, .. })
-                && !self.out.ends_with(';')
-            {
+            if last && matches!(stmt.kind, StmtKind::Expr { semi: false, .. }) && !self.out.ends_with(';') {
                 self.write(";");
             }
         }
@@ -539,12 +519,7 @@ impl Printer {
 
     pub fn stmt(&mut self, stmt: &Stmt) {
         match &stmt.kind {
-            StmtKind::Let {
-                mutable,
-                pattern,
-                ty,
-                init,
-            } => {
+            StmtKind::Let { mutable, pattern, ty, init } => {
                 self.write(if *mutable { "var " } else { "let " });
                 self.pattern(pattern);
                 if let Some(ty) = ty {
@@ -590,13 +565,7 @@ impl Printer {
     /// An expression that is a whole statement or a block tail (without `;`).
     pub fn stmt_expr(&mut self, e: &Expr) {
         if e.is_block_like() {
-            self.expr_bare(
-                e,
-                Ctx {
-                    stmt_level: true,
-                    ..Ctx::default()
-                },
-            );
+            self.expr_bare(e, Ctx { stmt_level: true, ..Ctx::default() });
         } else {
             self.expr_in(e, Ctx::stmt_start());
         }
@@ -642,9 +611,7 @@ impl Printer {
             ExprKind::Binary(op, lhs, rhs) => {
                 let prec = op.precedence();
                 let lhs_parens = match lhs.kind {
-                    ExprKind::Binary(l, ..) => {
-                        l.precedence() < prec || (l.precedence() == prec && op.is_comparison())
-                    }
+                    ExprKind::Binary(l, ..) => l.precedence() < prec || (l.precedence() == prec && op.is_comparison()),
                     _ => false,
                 };
                 let rhs_parens = match rhs.kind {
@@ -661,11 +628,7 @@ impl Printer {
                 self.operand(callee, ctx.leftmost(), !is_primary(callee));
                 self.args(args);
             }
-            ExprKind::MethodCall {
-                receiver,
-                method,
-                args,
-            } => {
+            ExprKind::MethodCall { receiver, method, args } => {
                 self.operand(receiver, ctx.leftmost(), receiver_needs_parens(receiver));
                 self.write(".");
                 self.write(&method.name);
@@ -677,8 +640,7 @@ impl Printer {
                 self.write(&field.name);
             }
             ExprKind::TupleIndex(receiver, index, _) => {
-                let parens = receiver_needs_parens(receiver)
-                    || matches!(receiver.kind, ExprKind::TupleIndex(..));
+                let parens = receiver_needs_parens(receiver) || matches!(receiver.kind, ExprKind::TupleIndex(..));
                 self.operand(receiver, ctx.leftmost(), parens);
                 self.write(".");
                 self.write(&index.to_string());
@@ -717,11 +679,7 @@ impl Printer {
                 }
                 // One line when it fits, otherwise one field per line.
                 if !self.flat {
-                    let mut flat = Printer {
-                        out: String::new(),
-                        indent: self.indent,
-                        flat: true,
-                    };
+                    let mut flat = Printer { out: String::new(), indent: self.indent, flat: true };
                     flat.struct_fields_flat(fields);
                     if !flat.out.contains('\n') && self.column() + flat.out.len() <= MAX_WIDTH {
                         self.write(&flat.out);
@@ -771,13 +729,7 @@ impl Printer {
                 self.write(" ");
                 self.block(body);
             }
-            ExprKind::For {
-                attrs,
-                var,
-                start,
-                end,
-                body,
-            } => {
+            ExprKind::For { attrs, var, start, end, body } => {
                 self.loop_attrs(attrs);
                 self.write("for ");
                 self.write(&var.name);
@@ -843,11 +795,7 @@ impl Printer {
                 ExprKind::If { .. } => self.if_expr(els),
                 // Not produced by the parser: make it the value of an else block.
                 _ => {
-                    let block = Block {
-                        stmts: Vec::new(),
-                        tail: Some(els.clone()),
-                        span: els.span,
-                    };
+                    let block = Block { stmts: Vec::new(), tail: Some(els.clone()), span: els.span };
                     self.block(&block);
                 }
             }
@@ -934,10 +882,7 @@ fn is_primary(e: &Expr) -> bool {
 /// Whether the receiver of `.f`, `.0`, `.m()` or `[i]` needs parentheses: operators bind
 /// looser than postfix operations, and a number literal would swallow the dot.
 fn receiver_needs_parens(e: &Expr) -> bool {
-    matches!(
-        e.kind,
-        ExprKind::Unary(..) | ExprKind::Binary(..) | ExprKind::Lit(Lit::Int { .. } | Lit::Float(_))
-    )
+    matches!(e.kind, ExprKind::Unary(..) | ExprKind::Binary(..) | ExprKind::Lit(Lit::Int { .. } | Lit::Float(_)))
 }
 
 fn count_nodes(e: &Expr, budget: &mut usize) {
@@ -954,27 +899,19 @@ fn count_nodes(e: &Expr, budget: &mut usize) {
     };
     match &e.kind {
         ExprKind::Lit(_) | ExprKind::Path(_) | ExprKind::Derivative { .. } => {}
-        ExprKind::Unary(_, x)
-        | ExprKind::Field(x, _)
-        | ExprKind::TupleIndex(x, _, _)
-        | ExprKind::ArrayRepeat(x, _) => count_nodes(x, budget),
+        ExprKind::Unary(_, x) | ExprKind::Field(x, _) | ExprKind::TupleIndex(x, _, _) | ExprKind::ArrayRepeat(x, _) => {
+            count_nodes(x, budget)
+        }
         ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
             count_nodes(a, budget);
             count_nodes(b, budget);
         }
-        ExprKind::Call { callee: x, args }
-        | ExprKind::MethodCall {
-            receiver: x, args, ..
-        } => {
+        ExprKind::Call { callee: x, args } | ExprKind::MethodCall { receiver: x, args, .. } => {
             count_nodes(x, budget);
             args.iter().for_each(|a| count_nodes(a, budget));
         }
-        ExprKind::Tuple(elems) | ExprKind::Array(elems) => {
-            elems.iter().for_each(|a| count_nodes(a, budget))
-        }
-        ExprKind::StructLit { fields, .. } => {
-            fields.iter().for_each(|f| count_nodes(&f.value, budget))
-        }
+        ExprKind::Tuple(elems) | ExprKind::Array(elems) => elems.iter().for_each(|a| count_nodes(a, budget)),
+        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|f| count_nodes(&f.value, budget)),
         ExprKind::If { cond, then, els } => {
             count_nodes(cond, budget);
             block(then, budget);
@@ -1067,10 +1004,7 @@ mod tests {
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
             if (c == '#' || c == '@') && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                while chars
-                    .peek()
-                    .is_some_and(|d| d.is_ascii_digit() || *d == '.')
-                {
+                while chars.peek().is_some_and(|d| d.is_ascii_digit() || *d == '.') {
                     chars.next();
                 }
                 continue;
@@ -1084,18 +1018,8 @@ mod tests {
     /// the same tree.
     fn expr(src: &str) -> String {
         let unit = parse_ok(&format!("fn f() {{ let x = {src}; }}"));
-        let ItemKind::Fn(FnDecl {
-            body: Some(body), ..
-        }) = &unit.items[0].kind
-        else {
-            panic!()
-        };
-        let StmtKind::Let {
-            init: Some(init), ..
-        } = &body.stmts[0].kind
-        else {
-            panic!()
-        };
+        let ItemKind::Fn(FnDecl { body: Some(body), .. }) = &unit.items[0].kind else { panic!() };
+        let StmtKind::Let { init: Some(init), .. } = &body.stmts[0].kind else { panic!() };
         let printed = print_expr(init);
         let again = parse_ok(&format!("fn f() {{ let x = {printed}; }}"));
         assert_eq!(shape(&unit), shape(&again), "{src} printed as {printed}");
@@ -1117,11 +1041,7 @@ mod tests {
         let printed = file(&format!("fn f() {{\n{src}\n}}"));
         let lines: Vec<&str> = printed.lines().collect();
         let inner = &lines[1..lines.len() - 1];
-        inner
-            .iter()
-            .map(|l| l.strip_prefix("    ").unwrap_or(l))
-            .collect::<Vec<_>>()
-            .join("\n")
+        inner.iter().map(|l| l.strip_prefix("    ").unwrap_or(l)).collect::<Vec<_>>().join("\n")
     }
 
     #[test]
@@ -1132,10 +1052,7 @@ mod tests {
         assert_eq!(expr("a - (b - c)"), "a - (b - c)");
         assert_eq!(expr("a / (b * c)"), "a / (b * c)");
         assert_eq!(expr("((a | b) ^ c) & d"), "((a | b) ^ c) & d");
-        assert_eq!(
-            expr("a | b ^ c & d << e + f * g"),
-            "a | b ^ c & d << e + f * g"
-        );
+        assert_eq!(expr("a | b ^ c & d << e + f * g"), "a | b ^ c & d << e + f * g");
         assert_eq!(expr("(a << b) << c"), "a << b << c");
         assert_eq!(expr("a || b && c"), "a || b && c");
         assert_eq!(expr("(a || b) && c"), "(a || b) && c");
@@ -1180,20 +1097,14 @@ mod tests {
         assert_eq!(expr("(f(a))(b)"), "(f(a))(b)");
         assert_eq!(expr("(a[0])(b)"), "(a[0])(b)");
         assert_eq!(expr("fwd_diff(m::f)(x, 1.0)"), "fwd_diff(m::f)(x, 1.0)");
-        assert_eq!(
-            expr("Frame::to_local(f, v).xyz[2]"),
-            "Frame::to_local(f, v).xyz[2]"
-        );
+        assert_eq!(expr("Frame::to_local(f, v).xyz[2]"), "Frame::to_local(f, v).xyz[2]");
         assert_eq!(expr("S { a: 1 }.a"), "S { a: 1 }.a");
     }
 
     #[test]
     fn literals_tuples_arrays_structs() {
         assert_eq!(expr("0xFFu + 1_000 + 2i + 0b11"), "255u + 1000 + 2i + 3");
-        assert_eq!(
-            expr("0x3F800000u + 65535u + 4294967295u"),
-            "0x3F800000u + 65535u + 0xFFFFFFFFu"
-        );
+        assert_eq!(expr("0x3F800000u + 65535u + 4294967295u"), "0x3F800000u + 65535u + 0xFFFFFFFFu");
         assert_eq!(expr("1.5e-3 + 0.25 + 2E3"), "1.5e-3 + 0.25 + 2E3");
         assert_eq!(expr("((a))"), "a");
         assert_eq!(expr("(a,)"), "(a,)");
@@ -1208,16 +1119,10 @@ mod tests {
 
     #[test]
     fn struct_literals_in_conditions() {
-        assert_eq!(
-            body("if (S { a: 1 }).a == 1 {\n    x = 1;\n}"),
-            "if (S { a: 1 }).a == 1 {\n    x = 1;\n}"
-        );
+        assert_eq!(body("if (S { a: 1 }).a == 1 {\n    x = 1;\n}"), "if (S { a: 1 }).a == 1 {\n    x = 1;\n}");
         assert_eq!(body("while x == (S {}) {}"), "while x == (S {}) {}");
         assert_eq!(body("while -(S {}).a {}"), "while -(S {}).a {}");
-        assert_eq!(
-            body("for i in (S { n }).n..f(S { n }) {}"),
-            "for i in (S { n }).n..f(S { n }) {}"
-        );
+        assert_eq!(body("for i in (S { n }).n..f(S { n }) {}"), "for i in (S { n }).n..f(S { n }) {}");
         assert_eq!(body("if g([S {}]) {}"), "if g([S {}]) {}");
         assert_eq!(body("let b = S { a: 1 } == t;"), "let b = S { a: 1 } == t;");
         assert_eq!(
@@ -1228,62 +1133,32 @@ mod tests {
 
     #[test]
     fn block_like_at_statement_start() {
-        assert_eq!(
-            body("(if c { a } else { b }).x;"),
-            "(if c { a } else { b }).x;"
-        );
-        assert_eq!(
-            body("(if c { a; } else { b }).x;"),
-            "(if c {\n    a;\n} else {\n    b\n}).x;"
-        );
-        assert_eq!(
-            body("(if c { a } else { b })(x);"),
-            "(if c { a } else { b })(x);"
-        );
+        assert_eq!(body("(if c { a } else { b }).x;"), "(if c { a } else { b }).x;");
+        assert_eq!(body("(if c { a; } else { b }).x;"), "(if c {\n    a;\n} else {\n    b\n}).x;");
+        assert_eq!(body("(if c { a } else { b })(x);"), "(if c { a } else { b })(x);");
         assert_eq!(body("(if c { a })[0] = 1;"), "(if c {\n    a\n})[0] = 1;");
         assert_eq!(body("({ a }) + 1;"), "({ a }) + 1;");
         assert_eq!(body("(loop {}).0 = 1;"), "(loop {}).0 = 1;");
         assert_eq!(body("let y = { a } + 1;"), "let y = { a } + 1;");
         assert_eq!(body("-{ a };"), "-{ a };");
         assert_eq!(body("{ a };"), "{\n    a\n};");
-        assert_eq!(
-            body("let y = { let t = a; t } + 1;"),
-            "let y = {\n    let t = a;\n    t\n} + 1;"
-        );
+        assert_eq!(body("let y = { let t = a; t } + 1;"), "let y = {\n    let t = a;\n    t\n} + 1;");
         // A tail whose leftmost operand is block-like.
         assert_eq!(body("({ 1 }) * 2"), "({ 1 }) * 2");
         // Block-like statements, with and without `;`.
         assert_eq!(body("if c {}\n-x;"), "if c {}\n-x;");
         assert_eq!(body("loop {};\n(a, b);"), "loop {};\n(a, b);");
         assert_eq!(body("{}\n[1][0];"), "{}\n[1][0];");
-        assert_eq!(
-            body("@max_iters(4) while a < b {}"),
-            "@max_iters(4) while a < b {}"
-        );
+        assert_eq!(body("@max_iters(4) while a < b {}"), "@max_iters(4) while a < b {}");
     }
 
     #[test]
     fn if_layout() {
-        assert_eq!(
-            expr("if a { 1.0 } else { 2.0 }"),
-            "if a { 1.0 } else { 2.0 }"
-        );
-        assert_eq!(
-            expr("if a { 1 } else if b { 2 } else { 3 }"),
-            "if a { 1 } else if b { 2 } else { 3 }"
-        );
-        assert_eq!(
-            expr("if a { 1 } else { 2 } + 1"),
-            "if a { 1 } else { 2 } + 1"
-        );
-        assert_eq!(
-            expr("if a { x; 1 } else { 2 }"),
-            "if a {\n    x;\n    1\n} else {\n    2\n}"
-        );
-        assert_eq!(
-            body("if a { 1 } else { 2 }"),
-            "if a {\n    1\n} else {\n    2\n}"
-        );
+        assert_eq!(expr("if a { 1.0 } else { 2.0 }"), "if a { 1.0 } else { 2.0 }");
+        assert_eq!(expr("if a { 1 } else if b { 2 } else { 3 }"), "if a { 1 } else if b { 2 } else { 3 }");
+        assert_eq!(expr("if a { 1 } else { 2 } + 1"), "if a { 1 } else { 2 } + 1");
+        assert_eq!(expr("if a { x; 1 } else { 2 }"), "if a {\n    x;\n    1\n} else {\n    2\n}");
+        assert_eq!(body("if a { 1 } else { 2 }"), "if a {\n    1\n} else {\n    2\n}");
         assert_eq!(
             body("let v = if if a { b } else { c } { 1 } else { 2 };"),
             "let v = if if a { b } else { c } { 1 } else { 2 };"
@@ -1302,14 +1177,8 @@ mod tests {
             "let (a,) = 1;\nlet ((b, c),) = t;\nlet (_,) = 2;\nlet () = ();"
         );
         assert_eq!(body("loop { break }"), "loop {\n    break;\n}");
-        assert_eq!(
-            body("for i in 0..n { continue; }"),
-            "for i in 0..n {\n    continue;\n}"
-        );
-        assert_eq!(
-            body("return if a { 1 } else { 2 }"),
-            "return if a { 1 } else { 2 };"
-        );
+        assert_eq!(body("for i in 0..n { continue; }"), "for i in 0..n {\n    continue;\n}");
+        assert_eq!(body("return if a { 1 } else { 2 }"), "return if a { 1 } else { 2 };");
     }
 
     #[test]
@@ -1384,26 +1253,14 @@ impl S {
     fn nested_generic_types_do_not_close_with_a_shift() {
         let t = TypeExpr {
             kind: TypeExprKind::Named {
-                path: Path {
-                    segments: vec![Ident {
-                        name: "A".into(),
-                        span: Span::default(),
-                    }],
-                    span: Span::default(),
-                },
+                path: Path { segments: vec![Ident { name: "A".into(), span: Span::default() }], span: Span::default() },
                 args: vec![TypeExpr {
                     kind: TypeExprKind::Named {
                         path: Path {
-                            segments: vec![Ident {
-                                name: "B".into(),
-                                span: Span::default(),
-                            }],
+                            segments: vec![Ident { name: "B".into(), span: Span::default() }],
                             span: Span::default(),
                         },
-                        args: vec![TypeExpr {
-                            kind: TypeExprKind::Tuple(vec![]),
-                            span: Span::default(),
-                        }],
+                        args: vec![TypeExpr { kind: TypeExprKind::Tuple(vec![]), span: Span::default() }],
                     },
                     span: Span::default(),
                 }],
@@ -1416,37 +1273,18 @@ impl S {
     #[test]
     fn generated_block_keeps_its_last_statement_a_statement() {
         let unit = parse_ok("fn f() { if c { 1.0 } else { 2.0 } }");
-        let ItemKind::Fn(FnDecl {
-            body: Some(body), ..
-        }) = &unit.items[0].kind
-        else {
-            panic!()
-        };
+        let ItemKind::Fn(FnDecl { body: Some(body), .. }) = &unit.items[0].kind else { panic!() };
         let stmt = Stmt {
-            kind: StmtKind::Expr {
-                expr: (**body.tail.as_ref().unwrap()).clone(),
-                semi: false,
-            },
+            kind: StmtKind::Expr { expr: (**body.tail.as_ref().unwrap()).clone(), semi: false },
             span: Span::default(),
         };
-        let block = Block {
-            stmts: vec![stmt],
-            tail: None,
-            span: Span::default(),
-        };
-        assert_eq!(
-            print_block(&block),
-            "{\n    if c {\n        1.0\n    } else {\n        2.0\n    };\n}"
-        );
+        let block = Block { stmts: vec![stmt], tail: None, span: Span::default() };
+        assert_eq!(print_block(&block), "{\n    if c {\n        1.0\n    } else {\n        2.0\n    };\n}");
     }
 
     #[test]
     fn generated_float_text_stays_a_float() {
-        let e = Expr {
-            id: NodeId(0),
-            kind: ExprKind::Lit(Lit::Float("2".into())),
-            span: Span::default(),
-        };
+        let e = Expr { id: NodeId(0), kind: ExprKind::Lit(Lit::Float("2".into())), span: Span::default() };
         assert_eq!(print_expr(&e), "2.0");
     }
 }

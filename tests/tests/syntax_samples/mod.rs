@@ -9,10 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The workspace root (the parent of the `tests` package).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
 /// Every `.drs` file under `dir` (recursively, sorted); none when `dir` does not exist.
@@ -40,18 +37,12 @@ pub fn drs_files_under(dir: &Path) -> Vec<PathBuf> {
 /// valid ui tests.
 pub fn valid_corpus() -> Vec<PathBuf> {
     let root = workspace_root();
-    ["stdlib", "lang-examples", "tests/ui/valid"]
-        .iter()
-        .flat_map(|dir| drs_files_under(&root.join(dir)))
-        .collect()
+    ["stdlib", "lang-examples", "tests/ui/valid"].iter().flat_map(|dir| drs_files_under(&root.join(dir))).collect()
 }
 
 /// `path` relative to the workspace root, for messages.
 pub fn display(path: &Path) -> String {
-    path.strip_prefix(workspace_root())
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    path.strip_prefix(workspace_root()).unwrap_or(path).display().to_string()
 }
 
 /// Parses `text` as file 0.
@@ -122,11 +113,7 @@ pub fn first_difference(a: &str, b: &str) -> String {
             return format!("line {}:\n  left:  {la}\n  right: {lb}", n + 1);
         }
     }
-    format!(
-        "one text is a prefix of the other ({} vs {} lines)",
-        a.lines().count(),
-        b.lines().count()
-    )
+    format!("one text is a prefix of the other ({} vs {} lines)", a.lines().count(), b.lines().count())
 }
 
 /// Hand-written programs that use every construct of the syntax tree, in tricky spellings
