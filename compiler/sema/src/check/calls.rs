@@ -8,7 +8,7 @@ use crate::context::ambiguous;
 use crate::derivative::derivative_signature;
 use crate::program::*;
 use crate::scope::Found;
-use crate::types::{builtin_type, PluginKind, Type};
+use crate::types::{builtin_type, PluginKind, Scalar, Type};
 use drs_diagnostics::{Code, Diagnostic, Span};
 use drs_syntax::ast::{self, Expr, ExprKind};
 
@@ -209,13 +209,39 @@ impl Checker<'_> {
     }
 
     fn builtin_call(&mut self, e: &Expr, name: &str, args: &[Expr]) -> Type {
-        let typed = self.typed_args(args, None);
+        let mut typed = self.typed_args(args, None);
         match builtins::check_call(&self.sema.program, name, &typed, e.span) {
             Ok(t) => t,
             Err(d) => {
+                // Float literals splat to the vector or Color type of the other arguments
+                // (`max(v, 0.0)`) when they do not fit as scalars.
+                let splat_to = typed.iter().zip(args).find(|(_, a)| !is_literal(a)).map(|(t, _)| t.ty.clone());
+                if let Some(target @ (Type::Vector(Scalar::F32, _) | Type::Color)) = splat_to {
+                    for (arg, expr) in typed.iter_mut().zip(args) {
+                        if is_literal(expr) && arg.ty == Type::F32 {
+                            arg.ty = target.clone();
+                        }
+                    }
+                    if let Ok(t) = builtins::check_call(&self.sema.program, name, &typed, e.span) {
+                        for (arg, expr) in typed.iter().zip(args) {
+                            if is_literal(expr) {
+                                self.record_splat(expr, &arg.ty);
+                            }
+                        }
+                        return t;
+                    }
+                }
                 self.sema.error(d);
                 Type::Error
             }
+        }
+    }
+
+    /// Records a (possibly negated) literal and its operand as having the splat type.
+    fn record_splat(&mut self, e: &Expr, ty: &Type) {
+        self.record(e, ty.clone());
+        if let ExprKind::Unary(_, inner) = &e.kind {
+            self.record_splat(inner, ty);
         }
     }
 

@@ -451,7 +451,8 @@ impl<'s> Checker<'s> {
         };
     }
 
-    pub(super) fn loop_attributes(&mut self, attrs: &[ast::Attribute]) {
+    /// Checks a loop's attributes; returns whether it has a `@max_iters` bound.
+    pub(super) fn loop_attributes(&mut self, attrs: &[ast::Attribute]) -> bool {
         let mut seen = false;
         for attr in attrs {
             if attr.name.name != "max_iters" {
@@ -474,5 +475,6 @@ impl<'s> Checker<'s> {
                 );
             }
         }
+        seen
     }
 }

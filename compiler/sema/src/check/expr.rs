@@ -114,14 +114,19 @@ impl Checker<'_> {
             ExprKind::Block(block) => self.check_block(block, expected),
             ExprKind::If { cond, then, els } => self.if_expr(cond, then, els.as_deref(), expected),
             ExprKind::Loop { attrs, body } => {
-                self.loop_attributes(attrs);
+                let bounded = self.loop_attributes(attrs);
+                let (before, live) = (self.assigned.clone(), self.live);
                 self.loops.push(LoopCx { breaks: None });
                 self.check_block(body, None);
                 let lp = self.loops.pop().expect("loop context pushed above");
-                match lp.breaks {
-                    Some(state) => {
+                // A loop with `@max_iters` also ends when its bound is reached: the state
+                // after it is then at least what held on entry.
+                let exits: Vec<Vec<bool>> = lp.breaks.into_iter().chain(bounded.then_some(before)).collect();
+                match exits.into_iter().reduce(|a, b| a.iter().zip(&b).map(|(x, y)| *x && *y).collect()) {
+                    Some(mut state) => {
+                        state.resize(self.info.locals.len(), false);
                         self.assigned = state;
-                        self.live = true;
+                        self.live = live;
                         Type::unit()
                     }
                     None => {
