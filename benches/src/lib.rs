@@ -1,5 +1,7 @@
 //! Inputs shared by the benchmarks.
 
+pub mod microfacet;
+
 use drs_sema::RootSource;
 use std::path::{Path, PathBuf};
 

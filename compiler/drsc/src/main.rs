@@ -1,9 +1,13 @@
 //! `drsc`: the command line of the drs compiler.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use drs_sema::LoadOptions;
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use commands::Backend;
+use pipeline::Opt;
+mod commands;
+mod frontend;
+mod pipeline;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -22,6 +26,49 @@ enum Command {
         /// How to print diagnostics.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        #[command(flatten)]
+        stdlib: StdlibArgs,
+    },
+    /// Print the IR of a function (or of the whole program).
+    Ir {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The function, e.g. `lerp` or `Frame::to_local`; all functions if omitted.
+        #[arg(long = "fn", value_name = "NAME")]
+        function: Option<String>,
+        /// Optimisation level of the printed IR.
+        #[arg(long, value_enum, default_value_t = Opt::None)]
+        opt: Opt,
+        /// Expand transcendental functions into the math library, as backends see them.
+        #[arg(long)]
+        expand_math: bool,
+        #[command(flatten)]
+        stdlib: StdlibArgs,
+    },
+    /// Evaluate a call, e.g. `--call 'f(1.0, vec3(1.0, 2.0, 3.0))'`, and print its value.
+    Eval {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_name = "CALL")]
+        call: String,
+        #[arg(long, value_enum, default_value_t = Backend::Interp)]
+        backend: Backend,
+        /// SIMD lanes; every lane runs the call with the same arguments and must agree.
+        #[arg(long, default_value_t = 1, value_parser = parse_lanes)]
+        lanes: usize,
+        #[arg(long, value_enum, default_value_t = Opt::Default)]
+        opt: Opt,
+        #[command(flatten)]
+        stdlib: StdlibArgs,
+    },
+    /// Compile .drs files into an artifact that the runtime loads without the sources.
+    Build {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        #[arg(long, value_enum, default_value_t = Opt::Default)]
+        opt: Opt,
         #[command(flatten)]
         stdlib: StdlibArgs,
     },
@@ -47,95 +94,24 @@ enum Format {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Check { files, format, stdlib } => check(&files, format, &stdlib),
-    }
-}
-
-impl StdlibArgs {
-    fn load_options(&self) -> LoadOptions {
-        let stdlib_dir = if self.no_stdlib {
-            None
-        } else {
-            self.stdlib
-                .clone()
-                .or_else(|| std::env::var_os("DRS_STDLIB").map(PathBuf::from))
-                .or_else(|| Some(drs_sema::bundled_stdlib_dir()).filter(|d| d.is_dir()))
-        };
-        LoadOptions { stdlib_dir }
-    }
-}
-
-fn check(inputs: &[PathBuf], format: Format, stdlib: &StdlibArgs) -> ExitCode {
-    let options = stdlib.load_options();
-    if let Some(dir) = &options.stdlib_dir {
-        if !dir.is_dir() {
-            eprintln!("error: the standard library directory `{}` does not exist", dir.display());
-            return ExitCode::FAILURE;
-        }
-    }
-    let mut files = Vec::new();
-    for input in inputs {
-        if let Err(e) = collect_sources(input, &mut files) {
-            eprintln!("error: cannot read `{}`: {e}", input.display());
-            return ExitCode::FAILURE;
-        }
-    }
-    if files.is_empty() {
-        eprintln!("error: no .drs files found in the given paths");
-        return ExitCode::FAILURE;
-    }
-    let checked = match drs_sema::check_files(&files, &options) {
-        Ok(checked) => checked,
-        Err((path, e)) => {
-            eprintln!("error: cannot read `{}`: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
+    let result = match cli.command {
+        Command::Check { files, format, stdlib } => return frontend::check(&files, format, &stdlib),
+        Command::Ir { files, function, opt, expand_math, stdlib } => frontend::run(&files, Format::Human, &stdlib)
+            .and_then(|fe| pipeline::lower(fe, false))
+            .map(|p| commands::ir(&p, function.as_deref(), opt, expand_math)),
+        Command::Eval { files, call, backend, lanes, opt, stdlib } => frontend::run(&files, Format::Human, &stdlib)
+            .and_then(|fe| pipeline::lower(fe, false))
+            .map(|p| commands::eval(&p, &call, backend, lanes, opt)),
+        Command::Build { files, output, opt, stdlib } => frontend::run(&files, Format::Human, &stdlib)
+            .and_then(|fe| pipeline::lower(fe, true))
+            .map(|p| commands::build(&p, &output, opt)),
     };
-    let stderr = std::io::stderr();
-    let mut out = stderr.lock();
-    match format {
-        Format::Human => {
-            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let _ =
-                out.write_all(drs_diagnostics::render_all(&checked.diagnostics, &checked.sources, color).as_bytes());
-        }
-        Format::Json => {
-            for d in &checked.diagnostics {
-                let _ = writeln!(out, "{}", drs_diagnostics::to_json_line(d, &checked.sources));
-            }
-        }
-    }
-    if checked.diagnostics.is_empty() {
-        if format == Format::Human {
-            let modules = checked.program.modules.len();
-            println!(
-                "checked {} file{} ({modules} modules with imports): no errors",
-                files.len(),
-                if files.len() == 1 { "" } else { "s" }
-            );
-        }
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    result.unwrap_or_else(|code| code)
 }
 
-/// Adds `path` if it is a file, or every `.drs` file below it (sorted) if it is a directory.
-fn collect_sources(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
+fn parse_lanes(text: &str) -> Result<usize, String> {
+    match text {
+        "1" | "4" | "8" => Ok(text.parse().unwrap_or(1)),
+        _ => Err("lanes must be 1, 4 or 8".to_string()),
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
-            collect_sources(&entry, out)?;
-        } else if entry.extension().is_some_and(|e| e == "drs") {
-            out.push(entry);
-        }
-    }
-    Ok(())
 }

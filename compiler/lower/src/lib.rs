@@ -41,6 +41,7 @@ pub use layout::{split_call, HostValue, Layout};
 pub use module::{lower_program, FnLayout, Lowered, ParamLayout, PluginLayout};
 
 use drs_diagnostics::{SourceMap, Span};
+use drs_ir::FuncId;
 use drs_sema::program::FnId;
 use drs_sema::{LoadOptions, Program};
 use std::fmt;
@@ -131,11 +132,10 @@ impl LoweredProgram {
         self.lowered.errors.iter().map(|e| e.render(&self.sources) + "\n").collect()
     }
 
-    /// Evaluates a call written as text, `f(1.0, vec3(1.0, 2.0, 3.0))`, with the reference
-    /// interpreter: parses the arguments against the parameter types, runs the lowered
-    /// function and returns its result. `setup` may bind extern functions and fill buffers.
-    /// Plugin methods run with instance 0.
-    pub fn eval_call(&self, call: &str, setup: impl FnOnce(&mut drs_interp::Interpreter)) -> Result<HostValue, String> {
+    /// Parses a call written as text, `f(1.0, vec3(1.0, 2.0, 3.0))`: finds the function and
+    /// flattens the arguments against its parameter types into one lane of argument bits.
+    /// Plugin methods get instance 0.
+    pub fn prepare_call(&self, call: &str) -> Result<PreparedCall, String> {
         let (name, arg_texts) = split_call(call)?;
         let f = self.find_fn(&name).ok_or_else(|| match self.lowered.errors.iter().find(|e| e.function() == name) {
             Some(e) => e.to_string(),
@@ -145,19 +145,33 @@ impl LoweredProgram {
         if arg_texts.len() != layout.params.len() {
             return Err(format!("`{name}` takes {} arguments, {} given", layout.params.len(), arg_texts.len()));
         }
-        let mut bits = Vec::new();
+        let mut args = Vec::new();
         if layout.instance {
-            bits.push(0);
+            args.push(0);
         }
         for ((pname, playout), text) in layout.params.iter().zip(&arg_texts) {
             let value = playout.parse(text).map_err(|e| format!("argument `{pname}`: {e}"))?;
-            bits.extend(playout.flatten(&value)?);
+            args.extend(playout.flatten(&value)?);
         }
+        Ok(PreparedCall { function: self.lowered.functions[&f], args, result: layout.ret })
+    }
+
+    /// Evaluates a call written as text with the reference interpreter (see
+    /// [`LoweredProgram::prepare_call`]). `setup` may bind extern functions and fill buffers.
+    pub fn eval_call(&self, call: &str, setup: impl FnOnce(&mut drs_interp::Interpreter)) -> Result<HostValue, String> {
+        let call = self.prepare_call(call)?;
         let mut interp = drs_interp::Interpreter::new(&self.lowered.module);
         setup(&mut interp);
-        let out = interp.call(self.lowered.functions[&f], &bits).map_err(|t| t.to_string())?;
-        Ok(layout.ret.unflatten(&out))
+        let out = interp.call(call.function, &call.args).map_err(|t| t.to_string())?;
+        Ok(call.result.unflatten(&out))
     }
+}
+
+/// A call ready to run: the IR function, one lane of argument bits, and how to read the result.
+pub struct PreparedCall {
+    pub function: FuncId,
+    pub args: Vec<u32>,
+    pub result: Layout,
 }
 
 /// Checks one in-memory source (imports resolve against the stdlib directory) and lowers it.

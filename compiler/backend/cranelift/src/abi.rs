@@ -1,0 +1,204 @@
+//! The binary interface between compiled code and the host: the per-call [`Context`], the buffer
+//! and extern descriptor tables it points to, and the trampolines that run host closures.
+//!
+//! Everything here is `#[repr(C)]` with the field offsets the code generator bakes in (checked
+//! by the unit tests at the bottom).
+
+use crate::Error;
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::atomic::AtomicU32;
+
+/// The C signature every host function is called through: `args` holds one u32 per extern
+/// parameter (f32 bits, two's complement integers, bools as 0/1) and the callee writes one u32
+/// per result to `results`. `user` is the pointer bound with the function. It is called once per
+/// active lane.
+pub type RawExternFn = unsafe extern "C" fn(args: *const u32, results: *mut u32, user: *mut c_void);
+
+/// The C signature of an entry wrapper (see [`crate::Kernel::entry`]).
+///
+/// `args` is laid out `[param][lane]`: for group `g` (of `W` lanes) parameter `p` of lane `l` is
+/// at `args[p * ctx.stride + g * W + l]`; `results` likewise. Bools are 0/1.
+pub type EntryFn = unsafe extern "C" fn(args: *const u32, results: *mut u32, ctx: *const Context);
+
+/// One buffer of the module as compiled code sees it: `len` u32 elements at `ptr`.
+///
+/// Built from shared atomics so that many threads may run kernels over the same buffers at
+/// once; compiled code reads and writes elements with plain (relaxed) 32-bit accesses and does
+/// [`drs_ir::Op::AtomicAdd`] with real atomic read-modify-writes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Buffer<'a> {
+    ptr: *const AtomicU32,
+    len: usize,
+    _borrow: PhantomData<&'a [AtomicU32]>,
+}
+
+// SAFETY: a `Buffer` is a shared borrow of `[AtomicU32]`, which is `Send + Sync`.
+unsafe impl Send for Buffer<'_> {}
+unsafe impl Sync for Buffer<'_> {}
+
+/// What an empty buffer points at: compiled code clamps out-of-range indices to 0 before it
+/// loads (and then discards the value), so every buffer must have one readable element.
+static EMPTY: AtomicU32 = AtomicU32::new(0);
+
+impl<'a> Buffer<'a> {
+    pub fn new(data: &'a [AtomicU32]) -> Buffer<'a> {
+        let ptr = if data.is_empty() { &EMPTY as *const AtomicU32 } else { data.as_ptr() };
+        Buffer { ptr, len: data.len(), _borrow: PhantomData }
+    }
+
+    /// Borrows exclusively owned bits as a buffer (the borrow ends when the buffer is dropped).
+    pub fn from_mut(data: &'a mut [u32]) -> Buffer<'a> {
+        // SAFETY: `AtomicU32` has the size and bit validity of `u32` and, on every target with
+        // 32-bit atomics, its alignment too (checked below); the exclusive borrow guarantees no
+        // other access for `'a`.
+        assert_eq!(std::mem::align_of::<AtomicU32>(), std::mem::align_of::<u32>());
+        let atomics = unsafe { &*(data as *mut [u32] as *const [AtomicU32]) };
+        Buffer::new(atomics)
+    }
+
+    /// Borrows f32 data as a buffer of its bits.
+    pub fn from_f32_mut(data: &'a mut [f32]) -> Buffer<'a> {
+        // SAFETY: f32 and u32 have the same size and alignment and every bit pattern is valid
+        // for both.
+        let bits = unsafe { &mut *(data as *mut [f32] as *mut [u32]) };
+        Buffer::from_mut(bits)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// One entry of the extern table: the function and the `user` pointer passed to it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ExternEntry {
+    pub func: RawExternFn,
+    pub user: *mut c_void,
+}
+
+/// The per-call context passed to an entry wrapper.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Context {
+    /// `Buffer` descriptors in the order of [`drs_ir::Module::buffers`]; each must point at
+    /// least at one readable, 4-byte aligned element (also when `len` is 0).
+    pub buffers: *const Buffer<'static>,
+    /// Extern entries in the order of [`drs_ir::Module::externs`].
+    pub externs: *const ExternEntry,
+    /// Number of `W`-lane groups to run.
+    pub groups: u64,
+    /// Elements between consecutive parameters (and results) in `args` / `results`; at least
+    /// `groups * W`.
+    pub stride: u64,
+    /// Lanes of each group that run (bit `l` for lane `l`); inactive lanes have no side effects
+    /// and unspecified results. Must be 1 in scalar mode.
+    pub active: u32,
+}
+
+pub(crate) const CTX_BUFFERS: i32 = 0;
+pub(crate) const CTX_EXTERNS: i32 = 8;
+pub(crate) const CTX_GROUPS: i32 = 16;
+pub(crate) const CTX_STRIDE: i32 = 24;
+pub(crate) const CTX_ACTIVE: i32 = 32;
+pub(crate) const BUFFER_SIZE: i64 = 16;
+pub(crate) const BUFFER_LEN: i32 = 8;
+pub(crate) const EXTERN_SIZE: i64 = 16;
+pub(crate) const EXTERN_USER: i32 = 8;
+
+/// The host side of one extern: its name, arity and (when bound) closure.
+pub(crate) struct HostSlot {
+    pub name: String,
+    pub params: usize,
+    pub results: usize,
+    pub func: Option<HostClosure>,
+}
+
+pub(crate) type HostClosure = Box<dyn Fn(&[u32], &mut [u32]) + Send + Sync>;
+
+thread_local! {
+    /// The first error a host call reported during the current kernel call on this thread.
+    static HOST_ERROR: RefCell<Option<Error>> = const { RefCell::new(None) };
+}
+
+pub(crate) fn take_host_error() -> Option<Error> {
+    HOST_ERROR.with(|e| e.borrow_mut().take())
+}
+
+fn report(error: Error) {
+    HOST_ERROR.with(|e| {
+        let mut e = e.borrow_mut();
+        if e.is_none() {
+            *e = Some(error);
+        }
+    });
+}
+
+/// Calls the closure of a [`HostSlot`] (`user`); reports unbound externs and panics instead
+/// of unwinding into compiled code.
+pub(crate) unsafe extern "C" fn host_trampoline(args: *const u32, results: *mut u32, user: *mut c_void) {
+    // SAFETY: `user` is the `HostSlot` this entry was created with, kept alive by `Externs`,
+    // and compiled code passes `params` readable and `results` writable u32s.
+    let slot = unsafe { &*(user as *const HostSlot) };
+    let args = unsafe { std::slice::from_raw_parts(args, slot.params) };
+    let results = unsafe { std::slice::from_raw_parts_mut(results, slot.results) };
+    results.fill(0);
+    match &slot.func {
+        None => report(Error::UnboundExtern(slot.name.clone())),
+        Some(f) => {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args, results))).is_err() {
+                results.fill(0);
+                report(Error::ExternPanicked(slot.name.clone()));
+            }
+        }
+    }
+}
+
+/// `fmodf` with Rust's (and the interpreter's) semantics, for f32 `Rem`.
+pub(crate) extern "C" fn drs_fmodf(a: f32, b: f32) -> f32 {
+    a % b
+}
+
+// Library calls Cranelift may emit when the host lacks an instruction (FMA, SSE4.1 rounding).
+// Bound to Rust's implementations so that they agree with the interpreter.
+pub(crate) extern "C" fn drs_fmaf(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+pub(crate) extern "C" fn drs_floorf(a: f32) -> f32 {
+    a.floor()
+}
+pub(crate) extern "C" fn drs_ceilf(a: f32) -> f32 {
+    a.ceil()
+}
+pub(crate) extern "C" fn drs_truncf(a: f32) -> f32 {
+    a.trunc()
+}
+pub(crate) extern "C" fn drs_nearbyintf(a: f32) -> f32 {
+    a.round_ties_even()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn layouts_match_the_generated_code() {
+        assert_eq!(offset_of!(Context, buffers) as i32, CTX_BUFFERS);
+        assert_eq!(offset_of!(Context, externs) as i32, CTX_EXTERNS);
+        assert_eq!(offset_of!(Context, groups) as i32, CTX_GROUPS);
+        assert_eq!(offset_of!(Context, stride) as i32, CTX_STRIDE);
+        assert_eq!(offset_of!(Context, active) as i32, CTX_ACTIVE);
+        assert_eq!(std::mem::size_of::<Buffer>() as i64, BUFFER_SIZE);
+        assert_eq!(offset_of!(Buffer, len) as i32, BUFFER_LEN);
+        assert_eq!(std::mem::size_of::<ExternEntry>() as i64, EXTERN_SIZE);
+        assert_eq!(offset_of!(ExternEntry, user) as i32, EXTERN_USER);
+    }
+}

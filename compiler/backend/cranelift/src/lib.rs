@@ -1,0 +1,602 @@
+//! The Cranelift JIT backend of drs: compiles a [`drs_ir::Module`] to native code that runs
+//! one, four or eight lanes (SPMD samples) per call.
+//!
+//! ```no_run
+//! # use drs_cranelift::*;
+//! # fn demo(module: &drs_ir::Module) -> Result<(), Error> {
+//! let jit = Jit::compile(module, Lanes::X4)?;
+//! let f = jit.function("shade")?;
+//! let args = vec![0u32; f.params().len() * 4]; // [param][lane]
+//! let mut results = vec![0u32; f.results().len() * 4]; // [result][lane]
+//! let mut texels = vec![0u32; 1024];
+//! let buffers = [Buffer::from_mut(&mut texels)];
+//! let mut externs = jit.externs();
+//! externs.bind("trace", |args: &[u32], results: &mut [u32]| results[0] = args[0])?;
+//! f.call(&args, &mut results, &buffers, &externs)?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Semantics
+//! Results agree bit for bit with the reference interpreter (`drs-interp`) for every operation:
+//! IEEE f32 without fast-math or contraction (only `Fma` fuses), `Min`/`Max` as the comparison
+//! `a < b ? a : b`, integer division and remainder with the IR's results for division by zero
+//! and `MIN / -1`, shifts modulo 32, saturating conversions, `Round` half away from zero.
+//! [`drs_ir::Op::Math`] must be expanded into arithmetic before (by `drs-opt`); a module that
+//! still has one is rejected with [`Error::Unsupported`].
+//!
+//! # Execution model
+//! Lanes run SPMD: an `if` whose condition differs between lanes runs both regions under masks
+//! and selects the results per lane (short side-effect-free regions are simply both run and
+//! selected); a uniform condition branches. A loop runs while any lane's continue flag is set,
+//! and lanes that stopped keep their carried values. Stores, atomic adds and extern calls only
+//! happen for active lanes. With 8 lanes every value is two 4-lane halves. Values that are the
+//! same in all lanes (constants and what is computed from them, and parameters declared uniform
+//! in [`Options::uniform_params`]) stay scalar.
+//!
+//! Lanes of one call are not isolated from each other in memory: when several lanes of a call
+//! store to or atomically add into the same element, the outcome is that of running the
+//! operations lane by lane in lane order at each instruction, which differs from running whole
+//! lanes one after another (as the interpreter does) if a lane reads what another wrote.
+//!
+//! # Threads
+//! [`Jit`] is `Send + Sync`; any number of threads may call its kernels at once, each call
+//! with its own context. [`Buffer`]s are shared atomics, so calls on several threads may use
+//! the same buffers; `AtomicAdd` is a real atomic read-modify-write (a compare-and-swap loop for
+//! f32).
+
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("drs-cranelift supports 64-bit hosts only");
+
+mod abi;
+mod codegen;
+mod compile;
+mod uniform;
+
+pub use abi::{Buffer, Context, EntryFn, ExternEntry, RawExternFn};
+
+use abi::{host_trampoline, take_host_error, HostSlot};
+use cranelift_jit::JITModule;
+use drs_ir::{ExternDecl, FuncId, Module, Op, Region, Ty};
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// How many lanes one call of a kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lanes {
+    /// Scalar code, one lane.
+    X1,
+    /// 128-bit SIMD: `f32x4` / `i32x4`.
+    X4,
+    /// Two 128-bit halves per value.
+    X8,
+}
+
+impl Lanes {
+    pub const ALL: [Lanes; 3] = [Lanes::X1, Lanes::X4, Lanes::X8];
+
+    pub fn count(self) -> usize {
+        match self {
+            Lanes::X1 => 1,
+            Lanes::X4 => 4,
+            Lanes::X8 => 8,
+        }
+    }
+
+    /// The mask with every lane active.
+    pub fn full_mask(self) -> u32 {
+        (1u32 << self.count()) - 1
+    }
+}
+
+/// Compilation options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub lanes: Lanes,
+    /// For functions named here, which parameters are *uniform*: the caller guarantees that
+    /// such a parameter has the same value in every lane of a group, and the compiled entry
+    /// reads it from lane 0 only and keeps it (and what is computed from it) scalar. The flags
+    /// follow the function's parameters; missing trailing flags mean varying. Ignored in
+    /// scalar mode. Calls between functions always pass varying values.
+    pub uniform_params: BTreeMap<String, Vec<bool>>,
+}
+
+impl Options {
+    pub fn new(lanes: Lanes) -> Options {
+        Options { lanes, uniform_params: BTreeMap::new() }
+    }
+
+    /// Declares the uniform parameters of `function` (see [`Options::uniform_params`]).
+    pub fn uniform(mut self, function: impl Into<String>, flags: Vec<bool>) -> Options {
+        self.uniform_params.insert(function.into(), flags);
+        self
+    }
+}
+
+/// Everything that can go wrong, at compile time or at a call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// The module does not pass [`drs_ir::verify_module`].
+    Verify(drs_ir::VerifyError),
+    /// The module uses something this backend does not compile (e.g. an unexpanded `Math`).
+    Unsupported {
+        function: String,
+        message: String,
+    },
+    /// Cranelift rejected the generated code (a bug in this backend).
+    Codegen {
+        function: String,
+        message: String,
+    },
+    /// [`Options::uniform_params`] names a function the module does not have, or has more
+    /// flags than the function has parameters.
+    BadOptions(String),
+    UnknownFunction(String),
+    UnknownExtern(String),
+    /// A slice passed to a call has the wrong length.
+    Arity {
+        function: String,
+        what: &'static str,
+        expected: usize,
+        given: usize,
+    },
+    /// The lane mask of a call has bits beyond the lane count.
+    BadMask {
+        mask: u32,
+        lanes: usize,
+    },
+    /// The extern table was made for another module's externs.
+    ExternMismatch,
+    /// A called extern has no host function bound.
+    UnboundExtern(String),
+    /// A host function panicked (the call went on with zero results).
+    ExternPanicked(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Verify(e) => write!(f, "{e}"),
+            Error::Unsupported { function, message } => write!(f, "cannot compile `{function}`: {message}"),
+            Error::Codegen { function, message } => write!(f, "code generation failed in `{function}`: {message}"),
+            Error::BadOptions(m) => write!(f, "invalid options: {m}"),
+            Error::UnknownFunction(n) => write!(f, "the module has no function `{n}`"),
+            Error::UnknownExtern(n) => write!(f, "the module has no extern function `{n}`"),
+            Error::Arity { function, what, expected, given } => {
+                write!(f, "`{function}`: {what} has {given} elements, {expected} expected")
+            }
+            Error::BadMask { mask, lanes } => write!(f, "lane mask {mask:#x} has bits beyond {lanes} lanes"),
+            Error::ExternMismatch => write!(f, "the extern table was made for another module"),
+            Error::UnboundExtern(n) => write!(f, "extern function `{n}` was called, and none is bound"),
+            Error::ExternPanicked(n) => write!(f, "host function `{n}` panicked"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Owns the JIT memory; freed on drop.
+struct Code(Option<JITModule>);
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        if let Some(jit) = self.0.take() {
+            // SAFETY: kernels borrow the `Jit` that owns this, so none is running or callable.
+            unsafe { jit.free_memory() };
+        }
+    }
+}
+
+// SAFETY: after finalisation the module is only kept to free its memory on drop; the code it
+// holds is immutable and reentrant, and nothing else in it is touched through a shared `Jit`.
+unsafe impl Send for Code {}
+unsafe impl Sync for Code {}
+
+struct CompiledFn {
+    name: String,
+    params: Vec<Ty>,
+    results: Vec<Ty>,
+    entry: EntryFn,
+}
+
+/// A compiled module.
+pub struct Jit {
+    lanes: Lanes,
+    functions: Vec<CompiledFn>,
+    externs: Vec<ExternDecl>,
+    externs_fingerprint: u64,
+    buffers: usize,
+    _code: Code,
+}
+
+fn fingerprint(decls: &[ExternDecl]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for d in decls {
+        d.name.hash(&mut h);
+        d.params.hash(&mut h);
+        d.results.hash(&mut h);
+    }
+    decls.len().hash(&mut h);
+    h.finish()
+}
+
+fn find_math(r: &Region) -> Option<drs_ir::MathOp> {
+    r.insts.iter().find_map(|inst| match &inst.op {
+        Op::Math(m, _) => Some(*m),
+        Op::If { then, els, .. } => find_math(then).or_else(|| find_math(els)),
+        Op::Loop { body, .. } => find_math(body),
+        _ => None,
+    })
+}
+
+fn callees(r: &Region, out: &mut Vec<usize>) {
+    for inst in &r.insts {
+        match &inst.op {
+            Op::Call(f, _) => out.push(f.0 as usize),
+            Op::If { then, els, .. } => {
+                callees(then, out);
+                callees(els, out);
+            }
+            Op::Loop { body, .. } => callees(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// A function that can call itself (directly or through others), if any: recursion is not
+/// supported (the language rejects it; native recursion could overflow the stack).
+fn find_recursion(module: &Module) -> Option<usize> {
+    let n = module.functions.len();
+    let edges: Vec<Vec<usize>> = module
+        .functions
+        .iter()
+        .map(|f| {
+            let mut out = Vec::new();
+            callees(&f.body, &mut out);
+            out
+        })
+        .collect();
+    // 0 = unvisited, 1 = on the stack, 2 = done.
+    let mut state = vec![0u8; n];
+    for root in 0..n {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        state[root] = 1;
+        while let Some(&mut (f, ref mut next)) = stack.last_mut() {
+            if let Some(&g) = edges[f].get(*next) {
+                *next += 1;
+                match state[g] {
+                    0 => {
+                        state[g] = 1;
+                        stack.push((g, 0));
+                    }
+                    1 => return Some(g),
+                    _ => {}
+                }
+            } else {
+                state[f] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}
+
+impl Jit {
+    /// Compiles every function of `module` for `lanes` lanes.
+    pub fn compile(module: &Module, lanes: Lanes) -> Result<Jit, Error> {
+        Jit::compile_with(module, &Options::new(lanes))
+    }
+
+    pub fn compile_with(module: &Module, options: &Options) -> Result<Jit, Error> {
+        drs_ir::verify_module(module).map_err(Error::Verify)?;
+        for f in &module.functions {
+            if let Some(m) = find_math(&f.body) {
+                return Err(Error::Unsupported {
+                    function: f.name.clone(),
+                    message: format!(
+                        "`{}` (Op::Math) must be expanded into arithmetic before code generation (drs-opt)",
+                        m.name()
+                    ),
+                });
+            }
+        }
+        if let Some(f) = find_recursion(module) {
+            return Err(Error::Unsupported {
+                function: module.functions[f].name.clone(),
+                message: "recursive calls are not supported".into(),
+            });
+        }
+        for (name, flags) in &options.uniform_params {
+            let f = module.find(name).ok_or_else(|| Error::BadOptions(format!("no function `{name}`")))?;
+            let n = module.function(f).params.len();
+            if flags.len() > n {
+                return Err(Error::BadOptions(format!(
+                    "`{name}` has {n} parameters, {} uniform flags given",
+                    flags.len()
+                )));
+            }
+        }
+        let mut code = Code(None);
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile::compile(module, options, &mut code.0)));
+        let entries = match result {
+            Ok(r) => r?,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "Cranelift panicked".into());
+                return Err(Error::Codegen { function: String::new(), message });
+            }
+        };
+        let functions = module
+            .functions
+            .iter()
+            .zip(entries)
+            .map(|(f, entry)| CompiledFn {
+                name: f.name.clone(),
+                params: f.param_types(),
+                results: f.result_types.clone(),
+                entry,
+            })
+            .collect();
+        Ok(Jit {
+            lanes: options.lanes,
+            functions,
+            externs: module.externs.clone(),
+            externs_fingerprint: fingerprint(&module.externs),
+            buffers: module.buffers.len(),
+            _code: code,
+        })
+    }
+
+    pub fn lanes(&self) -> Lanes {
+        self.lanes
+    }
+
+    pub fn function(&self, name: &str) -> Result<Kernel<'_>, Error> {
+        let index = self
+            .functions
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| Error::UnknownFunction(name.to_string()))?;
+        Ok(Kernel { jit: self, index })
+    }
+
+    pub fn function_by_id(&self, id: FuncId) -> Result<Kernel<'_>, Error> {
+        if (id.0 as usize) < self.functions.len() {
+            Ok(Kernel { jit: self, index: id.0 as usize })
+        } else {
+            Err(Error::UnknownFunction(format!("#{}", id.0)))
+        }
+    }
+
+    /// A table for this module's externs, with nothing bound yet.
+    pub fn externs(&self) -> Externs {
+        Externs::new(&self.externs)
+    }
+}
+
+/// One compiled function of a [`Jit`].
+#[derive(Clone, Copy)]
+pub struct Kernel<'j> {
+    jit: &'j Jit,
+    index: usize,
+}
+
+impl<'j> Kernel<'j> {
+    fn info(&self) -> &'j CompiledFn {
+        &self.jit.functions[self.index]
+    }
+
+    pub fn name(&self) -> &'j str {
+        &self.info().name
+    }
+
+    pub fn params(&self) -> &'j [Ty] {
+        &self.info().params
+    }
+
+    pub fn results(&self) -> &'j [Ty] {
+        &self.info().results
+    }
+
+    /// The raw entry wrapper (see [`EntryFn`] and [`Context`]) for callers that manage their
+    /// own tables; valid while the [`Jit`] lives.
+    pub fn entry(&self) -> EntryFn {
+        self.info().entry
+    }
+
+    /// Runs one group of lanes, all active. `args` is `[param][lane]` (`params().len() *
+    /// lanes` bits: f32 bits, two's complement integers, bools 0/1), `results` likewise.
+    /// `buffers` are the module's buffers in order.
+    pub fn call(
+        &self,
+        args: &[u32],
+        results: &mut [u32],
+        buffers: &[Buffer<'_>],
+        externs: &Externs,
+    ) -> Result<(), Error> {
+        self.call_masked(self.jit.lanes.full_mask(), args, results, buffers, externs)
+    }
+
+    /// Like [`Kernel::call`], with only the lanes whose bit is set in `active` running;
+    /// the results of the other lanes are unspecified.
+    pub fn call_masked(
+        &self,
+        active: u32,
+        args: &[u32],
+        results: &mut [u32],
+        buffers: &[Buffer<'_>],
+        externs: &Externs,
+    ) -> Result<(), Error> {
+        let lanes = self.jit.lanes.count();
+        if active & !self.jit.lanes.full_mask() != 0 {
+            return Err(Error::BadMask { mask: active, lanes });
+        }
+        self.check(lanes, args, results, buffers, externs)?;
+        if active == 0 {
+            return Ok(());
+        }
+        // SAFETY: lengths and tables were checked above.
+        unsafe { self.run(args.as_ptr(), results.as_mut_ptr(), buffers, externs, 1, lanes as u64, active) }
+    }
+
+    /// Runs `n` lanes of any count: `args` is `[param][n]`, `results` is `[result][n]`.
+    /// Full groups run straight from the arrays; a partial last group through a copy.
+    pub fn call_batch(
+        &self,
+        n: usize,
+        args: &[u32],
+        results: &mut [u32],
+        buffers: &[Buffer<'_>],
+        externs: &Externs,
+    ) -> Result<(), Error> {
+        let w = self.jit.lanes.count();
+        self.check(n, args, results, buffers, externs)?;
+        let groups = n / w;
+        if groups > 0 {
+            let full = self.jit.lanes.full_mask();
+            // SAFETY: checked above; the wrapper reads `groups * w <= n` lanes of each row.
+            unsafe { self.run(args.as_ptr(), results.as_mut_ptr(), buffers, externs, groups as u64, n as u64, full)? };
+        }
+        let tail = n % w;
+        if tail > 0 {
+            let start = groups * w;
+            let (np, nr) = (self.params().len(), self.results().len());
+            let mut a = vec![0u32; np * w];
+            for p in 0..np {
+                a[p * w..p * w + tail].copy_from_slice(&args[p * n + start..p * n + n]);
+            }
+            let mut r = vec![0u32; nr * w];
+            let active = (1u32 << tail) - 1;
+            // SAFETY: one group of `w` lanes in arrays of stride `w`.
+            unsafe { self.run(a.as_ptr(), r.as_mut_ptr(), buffers, externs, 1, w as u64, active)? };
+            for q in 0..nr {
+                results[q * n + start..q * n + n].copy_from_slice(&r[q * w..q * w + tail]);
+            }
+        }
+        Ok(())
+    }
+
+    fn check(
+        &self,
+        lanes: usize,
+        args: &[u32],
+        results: &[u32],
+        buffers: &[Buffer<'_>],
+        externs: &Externs,
+    ) -> Result<(), Error> {
+        let info = self.info();
+        let arity = |what, expected, given| {
+            if expected == given {
+                Ok(())
+            } else {
+                Err(Error::Arity { function: info.name.clone(), what, expected, given })
+            }
+        };
+        arity("args", info.params.len() * lanes, args.len())?;
+        arity("results", info.results.len() * lanes, results.len())?;
+        arity("buffers", self.jit.buffers, buffers.len())?;
+        if externs.fingerprint != self.jit.externs_fingerprint {
+            return Err(Error::ExternMismatch);
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// `args` and `results` hold `groups` groups of every parameter / result at `stride`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run(
+        &self,
+        args: *const u32,
+        results: *mut u32,
+        buffers: &[Buffer<'_>],
+        externs: &Externs,
+        groups: u64,
+        stride: u64,
+        active: u32,
+    ) -> Result<(), Error> {
+        let ctx = Context { buffers: buffers.as_ptr().cast(), externs: externs.table.as_ptr(), groups, stride, active };
+        take_host_error();
+        // SAFETY: the caller checked the arrays; tables match the module (checked).
+        unsafe { (self.info().entry)(args, results, &ctx) };
+        match take_host_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Host functions for a module's externs, in the module's order. Make one with
+/// [`Jit::externs`] (or [`Externs::new`] with the module's declarations), bind functions by
+/// name, and pass it to calls; it can be shared by any number of threads and by every [`Jit`]
+/// compiled from modules with the same extern declarations.
+pub struct Externs {
+    fingerprint: u64,
+    decls: Vec<ExternDecl>,
+    /// The slots that `table` points at (never pushed to after creation, so their addresses
+    /// are stable).
+    slots: Vec<HostSlot>,
+    table: Vec<ExternEntry>,
+}
+
+// SAFETY: the table only points into `slots` (immutable while shared; closures are
+// `Send + Sync`) or at raw functions whose binder promised thread safety (`bind_raw`).
+unsafe impl Send for Externs {}
+unsafe impl Sync for Externs {}
+
+impl Default for Externs {
+    fn default() -> Self {
+        Externs::new(&[])
+    }
+}
+
+impl Externs {
+    pub fn new(decls: &[ExternDecl]) -> Externs {
+        let slots: Vec<HostSlot> = decls
+            .iter()
+            .map(|d| HostSlot { name: d.name.clone(), params: d.params.len(), results: d.results.len(), func: None })
+            .collect();
+        let table = slots
+            .iter()
+            .map(|s| ExternEntry { func: host_trampoline, user: s as *const HostSlot as *mut c_void })
+            .collect();
+        Externs { fingerprint: fingerprint(decls), decls: decls.to_vec(), slots, table }
+    }
+
+    fn index(&self, name: &str) -> Result<usize, Error> {
+        self.decls.iter().position(|d| d.name == name).ok_or_else(|| Error::UnknownExtern(name.to_string()))
+    }
+
+    /// Binds a host closure: it receives one lane's arguments and writes that lane's results
+    /// (both as u32 bits, bools 0/1), once per active lane. A panic is caught and reported as
+    /// [`Error::ExternPanicked`] by the call.
+    pub fn bind(&mut self, name: &str, f: impl Fn(&[u32], &mut [u32]) + Send + Sync + 'static) -> Result<(), Error> {
+        let i = self.index(name)?;
+        self.slots[i].func = Some(Box::new(f));
+        self.table[i] = ExternEntry { func: host_trampoline, user: &self.slots[i] as *const HostSlot as *mut c_void };
+        Ok(())
+    }
+
+    /// Binds a raw C function with its `user` pointer.
+    ///
+    /// # Safety
+    /// `func` must be safe to call from any thread with `user`, read as many u32 as the extern
+    /// has parameters, write as many as it has results, and not unwind.
+    pub unsafe fn bind_raw(&mut self, name: &str, func: RawExternFn, user: *mut c_void) -> Result<(), Error> {
+        let i = self.index(name)?;
+        self.table[i] = ExternEntry { func, user };
+        Ok(())
+    }
+
+    /// The entry table, for [`Context::externs`].
+    pub fn table(&self) -> *const ExternEntry {
+        self.table.as_ptr()
+    }
+}
