@@ -86,7 +86,8 @@ fn eval_cranelift(program: &LoweredProgram, call: &str, lanes: usize, opt: Opt) 
     let args: Vec<u32> = prepared.args.iter().flat_map(|&a| std::iter::repeat_n(a, lanes)).collect();
     let mut results = vec![0u32; kernel.results().len() * lanes];
     let mut storage: Vec<Vec<u32>> = vec![Vec::new(); module.buffers.len()];
-    let buffers: Vec<drs_cranelift::Buffer<'_>> = storage.iter_mut().map(|b| drs_cranelift::Buffer::from_mut(b)).collect();
+    let buffers: Vec<drs_cranelift::Buffer<'_>> =
+        storage.iter_mut().map(|b| drs_cranelift::Buffer::from_mut(b)).collect();
     kernel.call(&args, &mut results, &buffers, &jit.externs()).map_err(|e| e.to_string())?;
     let per_lane: Vec<Vec<u32>> =
         (0..lanes).map(|l| (0..kernel.results().len()).map(|r| results[r * lanes + l]).collect()).collect();
@@ -152,7 +153,9 @@ fn artifact(program: &LoweredProgram, opt: Opt) -> Artifact {
             let mut methods: Vec<(String, String)> = def
                 .methods
                 .iter()
-                .filter_map(|(m, f)| lowered.functions.get(f).map(|id| (m.clone(), lowered.module.function(*id).name.clone())))
+                .filter_map(|(m, f)| {
+                    lowered.functions.get(f).map(|id| (m.clone(), lowered.module.function(*id).name.clone()))
+                })
                 .collect();
             methods.sort();
             PluginMeta {

@@ -1,0 +1,156 @@
+//! The command line, run as a user runs it: exit codes, output formats, files written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn drsc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_drsc")).args(args).env("NO_COLOR", "1").output().expect("drsc runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch directory for this test, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("drsc-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("creating a scratch directory");
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("writing a source file");
+    path.display().to_string()
+}
+
+const SHADE: &str = r#"
+struct Hit { t: f32, front: bool }
+
+fn shade(n: vec3, l: vec3, albedo: Color) -> Color {
+    let c = max(dot(normalize(n), normalize(l)), 0.0);
+    albedo * (c * INV_PI)
+}
+
+fn waves(x: f32, n: i32) -> (f32, i32) {
+    var s = 0.0;
+    var k = 0;
+    for i in 0..n {
+        if i % 3 == 2 { continue; }
+        s += sin(x * f32(i)) + pow(x, 1.5);
+        k += 1;
+    }
+    (s, k)
+}
+
+fn hit(t: f32) -> Hit { Hit { t: t * 2.0, front: t > 0.0 } }
+"#;
+
+#[test]
+fn check_reports_errors_with_exit_code_and_json() {
+    let dir = scratch("check");
+    let good = write(&dir, "good.drs", SHADE);
+    let bad = write(&dir, "bad.drs", "fn f(x: f32) -> f32 {\n    x * 2\n}\n");
+    let ok = drsc(&["check", &good]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(stdout(&ok).contains("no errors"));
+
+    let human = drsc(&["check", &bad]);
+    assert_eq!(human.status.code(), Some(1));
+    assert!(stderr(&human).contains("[E0201]"), "{}", stderr(&human));
+    assert!(stderr(&human).contains("bad.drs:2:5"), "{}", stderr(&human));
+
+    let json = drsc(&["check", "--format", "json", &bad]);
+    assert_eq!(json.status.code(), Some(1));
+    let line = stderr(&json);
+    for field in ["\"code\":\"E0201\"", "\"line\":2", "\"column\":5", "\"end\":{", "\"message\":", "\"file\":"] {
+        assert!(line.contains(field), "missing {field} in {line}");
+    }
+    assert_eq!(line.lines().count(), 1);
+
+    let missing = drsc(&["check", &dir.join("nope.drs").display().to_string()]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("cannot read"));
+}
+
+#[test]
+fn eval_prints_values_and_backends_agree() {
+    let dir = scratch("eval");
+    let file = write(&dir, "shade.drs", SHADE);
+    let calls =
+        ["shade(vec3(0.0, 0.0, 1.0), vec3(0.3, 0.2, 1.0), Color(0.5, 0.25, 1.0))", "waves(1.3, 9)", "hit(-0.25)"];
+    for call in calls {
+        let reference = drsc(&["eval", &file, "--call", call]);
+        assert!(reference.status.success(), "{call}: {}", stderr(&reference));
+        let expected = stdout(&reference);
+        for lanes in ["1", "4", "8"] {
+            let out = drsc(&["eval", &file, "--call", call, "--backend", "cranelift", "--lanes", lanes]);
+            assert!(out.status.success(), "{call} x{lanes}: {}", stderr(&out));
+            assert_eq!(stdout(&out), expected, "{call} with {lanes} lanes");
+        }
+    }
+    assert_eq!(stdout(&drsc(&["eval", &file, "--call", "hit(-0.25)"])).trim(), "Hit { t: -0.5, front: false }");
+    let waves = stdout(&drsc(&["eval", &file, "--call", "waves(0.0, 9)"]));
+    assert_eq!(waves.trim(), "(0.0, 6)");
+    let color =
+        stdout(&drsc(&["eval", &file, "--call", "shade(vec3(0.0, 0.0, 1.0), vec3(0.0, 0.0, 1.0), Color(1.0))"]));
+    assert_eq!(color.trim(), format!("[{0:?}, {0:?}, {0:?}]", std::f32::consts::FRAC_1_PI));
+}
+
+#[test]
+fn eval_rejects_bad_calls() {
+    let dir = scratch("eval-bad");
+    let file = write(&dir, "shade.drs", SHADE);
+    for (call, message) in [
+        ("waves(1.0)", "takes 2 arguments"),
+        ("nothing(1.0)", "no function `nothing`"),
+        ("waves(vec3(1.0), 2)", "argument `x`"),
+        ("waves(1.0, 2", "call"),
+    ] {
+        let out = drsc(&["eval", &file, "--call", call]);
+        assert_eq!(out.status.code(), Some(1), "{call}");
+        assert!(stderr(&out).contains(message), "{call}: {}", stderr(&out));
+    }
+    let lanes = drsc(&["eval", &file, "--call", "waves(1.0, 2)", "--lanes", "3"]);
+    assert!(!lanes.status.success());
+}
+
+#[test]
+fn ir_prints_functions() {
+    let dir = scratch("ir");
+    let file = write(&dir, "shade.drs", SHADE);
+    let out = drsc(&["ir", &file, "--fn", "shade", "--opt", "default"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("fn shade(%0 n.x: f32"), "{text}");
+    assert!(text.contains("sqrt"), "{text}");
+    let expanded = stdout(&drsc(&["ir", &file, "--fn", "waves", "--expand-math"]));
+    assert!(!expanded.contains(" sin "), "sin is expanded into the math library:\n{expanded}");
+}
+
+#[test]
+fn build_writes_a_loadable_artifact_and_never_a_broken_one() {
+    let dir = scratch("build");
+    let file = write(&dir, "shade.drs", SHADE);
+    let out_path = dir.join("shade.drsa");
+    let out = out_path.display().to_string();
+    let built = drsc(&["build", &file, "-o", &out]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let artifact = drs_artifact::Artifact::read(&out_path).expect("the artifact loads");
+    let shade = artifact.functions.iter().find(|f| f.name == "shade").expect("shade is in the artifact");
+    assert_eq!(shade.params.iter().map(|p| p.ty.as_str()).collect::<Vec<_>>(), ["vec3", "vec3", "Color"]);
+    assert_eq!(shade.result.scalars, 3);
+    drs_ir::verify_module(&artifact.module).expect("the artifact's IR verifies");
+
+    // A failed build leaves an existing output untouched.
+    let before = std::fs::read(&out_path).unwrap();
+    let bad = write(&dir, "bad.drs", "fn f() -> f32 { 1 }\n");
+    let failed = drsc(&["build", &bad, "-o", &out]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(std::fs::read(&out_path).unwrap(), before);
+}
