@@ -71,7 +71,8 @@ pub(crate) fn trusted_ro() -> MemFlagsData {
     MemFlagsData::trusted().with_readonly().with_can_move()
 }
 
-/// Flags of accesses to buffer elements and argument arrays (valid, aligned to their element).
+/// Flags of accesses to buffer elements and argument arrays: valid addresses (vector accesses
+/// to argument arrays may be unaligned).
 pub(crate) fn data_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
@@ -124,7 +125,7 @@ pub(crate) struct Env<'a> {
 }
 
 pub(crate) struct Translator<'a, 'b> {
-    pub b: FunctionBuilder<'b>,
+    b: FunctionBuilder<'b>,
     env: Env<'a>,
     f: &'a Function,
     shape: Shape,
@@ -539,7 +540,7 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn inst(&mut self, inst: &Inst) -> Result<()> {
         let res = &inst.results;
-        if self.half == Some(1) && matches!(self.vals[res[0].0 as usize], Some(V::U(_))) {
+        if self.half == Some(1) && res.first().is_some_and(|r| matches!(self.vals[r.0 as usize], Some(V::U(_)))) {
             // Uniform values were computed with the first half.
             return Ok(());
         }
@@ -628,7 +629,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
             }
             Op::Loop { init, body } => {
-                let outs = self.loop_(inst, init, body)?;
+                let outs = self.loop_(init, body)?;
                 for (&r, v) in res.iter().zip(outs) {
                     self.set(r, v);
                 }
@@ -994,10 +995,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    fn loop_(&mut self, inst: &Inst, init: &[Value], body: &Region) -> Result<Vec<V>> {
+    fn loop_(&mut self, init: &[Value], body: &Region) -> Result<Vec<V>> {
         let types: Vec<Ty> = init.iter().map(|&v| self.ty(v)).collect();
         let reprs: Vec<bool> = body.params.iter().map(|&p| self.is_uniform(p)).collect();
-        debug_assert!(inst.results.iter().zip(&reprs).all(|(&r, &u)| self.is_uniform(r) == u));
         let (header, exit) = (self.b.create_block(), self.b.create_block());
         for (&ty, &u) in types.iter().zip(&reprs) {
             self.append_repr_params(header, ty, u);
@@ -1026,6 +1026,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         } else {
             // Lanes leave at different iterations: run while any lane continues; lanes that
             // stopped keep their carried values.
+            if reprs.iter().any(|&u| u) {
+                return Err("internal error: a uniform value carried by a loop with a varying condition".into());
+            }
             let outer = self.mask;
             let parts = self.shape.parts;
             args.extend_from_slice(&outer[..parts]);

@@ -20,18 +20,24 @@
 //! Results agree bit for bit with the reference interpreter (`drs-interp`) for every operation:
 //! IEEE f32 without fast-math or contraction (only `Fma` fuses), `Min`/`Max` as the comparison
 //! `a < b ? a : b`, integer division and remainder with the IR's results for division by zero
-//! and `MIN / -1`, shifts modulo 32, saturating conversions, `Round` half away from zero.
+//! and `MIN / -1`, shifts modulo 32, saturating conversions (`u32 → f32` correctly rounded),
+//! `Round` half away from zero, `Floor`/`Ceil`/`Trunc` returning a NaN operand unchanged, f32
+//! `Rem` through Rust's `%`. One exception: the sign and payload of a NaN *result* are
+//! unspecified (as in IEEE 754 and in Rust), because Cranelift may commute the operands of an
+//! addition or multiplication (x86 returns the first NaN operand) or fold `(-a) * (-b)`; the
+//! result is NaN exactly when the interpreter's is.
 //! [`drs_ir::Op::Math`] must be expanded into arithmetic before (by `drs-opt`); a module that
-//! still has one is rejected with [`Error::Unsupported`].
+//! still has one is rejected with [`Error::Unsupported`], as is recursion.
 //!
 //! # Execution model
 //! Lanes run SPMD: an `if` whose condition differs between lanes runs both regions under masks
 //! and selects the results per lane (short side-effect-free regions are simply both run and
 //! selected); a uniform condition branches. A loop runs while any lane's continue flag is set,
-//! and lanes that stopped keep their carried values. Stores, atomic adds and extern calls only
-//! happen for active lanes. With 8 lanes every value is two 4-lane halves. Values that are the
-//! same in all lanes (constants and what is computed from them, and parameters declared uniform
-//! in [`Options::uniform_params`]) stay scalar.
+//! and lanes that stopped keep their carried values (there is no iteration limit: a loop that
+//! never ends does not return, unlike the interpreter, which traps). Stores, atomic adds and
+//! extern calls only happen for active lanes. With 8 lanes every value is two 4-lane halves.
+//! Values that are the same in all lanes (constants and what is computed from them, loads at
+//! a uniform index, and parameters declared uniform in [`Options::uniform_params`]) stay scalar.
 //!
 //! Lanes of one call are not isolated from each other in memory: when several lanes of a call
 //! store to or atomically add into the same element, the outcome is that of running the
@@ -43,6 +49,10 @@
 //! with its own context. [`Buffer`]s are shared atomics, so calls on several threads may use
 //! the same buffers; `AtomicAdd` is a real atomic read-modify-write (a compare-and-swap loop for
 //! f32).
+//!
+//! # Debugging
+//! `DRS_CRANELIFT_DUMP=1` prints the Cranelift IR of every function as it is compiled, and
+//! `DRS_CRANELIFT_DUMP=asm` also the machine code of the entry wrappers.
 
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("drs-cranelift supports 64-bit hosts only");

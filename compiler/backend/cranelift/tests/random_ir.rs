@@ -8,7 +8,7 @@
 mod common;
 
 use common::Host;
-use drs_cranelift::{Jit, Lanes};
+use drs_cranelift::{Jit, Lanes, Options};
 use drs_ir::*;
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -426,16 +426,24 @@ fn gen_module(stream: &[u32]) -> Module {
     module
 }
 
-fn lane_args(module: &Module, stream: &[u32], lanes: usize) -> Vec<Vec<u32>> {
+/// Arguments per lane (the first is the lane index) and which parameters are uniform: those
+/// get one value for all lanes, and the JIT is told so (`Options::uniform_params`).
+fn lane_args(module: &Module, stream: &[u32], lanes: usize) -> (Vec<Vec<u32>>, Vec<bool>) {
     let mut c = Choices { stream, pos: 0 };
     let main = module.functions.last().expect("a function");
-    (0..lanes)
+    let types = main.param_types();
+    let uniform: Vec<bool> = (0..types.len()).map(|i| i > 0 && c.below(3) == 0).collect();
+    let shared: Vec<u32> = types.iter().map(|&t| edge_bits(t, &mut c)).collect();
+    let args = (0..lanes)
         .map(|l| {
             let mut args = vec![l as u32];
-            args.extend(main.param_types()[1..].iter().map(|&t| edge_bits(t, &mut c)));
+            for (i, &t) in types.iter().enumerate().skip(1) {
+                args.push(if uniform[i] { shared[i] } else { edge_bits(t, &mut c) });
+            }
             args
         })
-        .collect()
+        .collect();
+    (args, uniform)
 }
 
 fn hosts(ticks: Arc<AtomicU64>) -> Vec<(&'static str, Host)> {
@@ -451,7 +459,7 @@ fn hosts(ticks: Arc<AtomicU64>) -> Vec<(&'static str, Host)> {
     vec![("mix", mix), ("tick", tick)]
 }
 
-fn check_module(module: &Module, args: &[Vec<u32>]) -> Result<(), TestCaseError> {
+fn check_module(module: &Module, args: &[Vec<u32>], uniform: &[bool]) -> Result<(), TestCaseError> {
     verify_module(module).map_err(|e| TestCaseError::fail(format!("generator made invalid IR: {e}")))?;
     let name = module.functions.last().expect("a function").name.clone();
     let input: Vec<u32> = (0..100).map(|i| ((i as f32 - 40.0) * 0.375).to_bits()).collect();
@@ -461,7 +469,8 @@ fn check_module(module: &Module, args: &[Vec<u32>]) -> Result<(), TestCaseError>
     let want = common::interp(module, &name, args, &buffers, &hosts);
     let want_ticks = ticks.swap(0, Ordering::Relaxed);
     for mode in Lanes::ALL {
-        let jit = Jit::compile(module, mode).map_err(|e| TestCaseError::fail(format!("{mode:?}: {e}")))?;
+        let options = Options::new(mode).uniform(name.clone(), uniform.to_vec());
+        let jit = Jit::compile_with(module, &options).map_err(|e| TestCaseError::fail(format!("{mode:?}: {e}")))?;
         let got = common::run_jit(&jit, &name, args, &buffers, &hosts);
         let got_ticks = ticks.swap(0, Ordering::Relaxed);
         if got_ticks != want_ticks {
@@ -473,14 +482,19 @@ fn check_module(module: &Module, args: &[Vec<u32>]) -> Result<(), TestCaseError>
         // Reuse the detailed report (which lets NaNs differ in sign and payload).
         let r = std::panic::catch_unwind(|| common::compare(module, &name, mode, args, &want, &got));
         if let Err(p) = r {
-            return Err(TestCaseError::fail(p.downcast_ref::<String>().cloned().unwrap_or_default()));
+            let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+            return Err(TestCaseError::fail(format!("uniform params {uniform:?}: {msg}")));
         }
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    // `RANDOM_IR_CASES=N` runs more (or fewer) cases.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("RANDOM_IR_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(600),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_modules_agree_with_the_interpreter(
@@ -491,7 +505,7 @@ proptest! {
         if std::env::var_os("RANDOM_IR_SHOW").is_some() {
             eprintln!("{}", print_module(&module));
         }
-        let args = lane_args(&module, &inputs, 19);
-        check_module(&module, &args)?;
+        let (args, uniform) = lane_args(&module, &inputs, 19);
+        check_module(&module, &args, &uniform)?;
     }
 }
