@@ -50,11 +50,7 @@ pub fn lower(frontend: Frontend, strict: bool) -> Result<LoweredProgram, ExitCod
 /// The module a backend compiles: optimised at `opt`, with `Math` ops expanded into the
 /// math library (then optimised again, so the helpers are inlined and folded as well).
 pub fn for_backend(module: &Module, opt: Opt) -> Module {
-    let mut module = module.clone();
-    drs_opt::optimize(&mut module, opt.level());
-    drs_opt::expand_math(&mut module);
-    drs_opt::optimize(&mut module, opt.level());
-    module
+    drs_opt::prepare_for_backend(module, opt.level())
 }
 
 pub fn optimized(module: &Module, opt: Opt) -> Module {
