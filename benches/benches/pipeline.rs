@@ -22,7 +22,10 @@ fn stdlib_compile(c: &mut Criterion) {
     let sources = drs_sources(&drs_sema::bundled_stdlib_dir());
     let lines = line_count(&sources);
     let fresh = || -> Vec<RootSource> {
-        sources.iter().map(|s| RootSource { name: s.name.clone(), path: s.path.clone(), text: s.text.clone() }).collect()
+        sources
+            .iter()
+            .map(|s| RootSource { name: s.name.clone(), path: s.path.clone(), text: s.text.clone() })
+            .collect()
     };
     let checked = drs_sema::check(fresh(), &options());
     assert!(checked.diagnostics.is_empty());
@@ -70,7 +73,8 @@ fn microfacet_inputs(n: usize) -> Vec<u32> {
         let (u1, u2) = (next(), next());
         let r = (1.0 - u1 * u1).sqrt();
         let phi = std::f32::consts::TAU * u2;
-        let lane = [r * phi.cos(), r * phi.sin(), u1.max(0.01), 0.05 + 0.95 * next(), next(), next(), next(), next(), next()];
+        let lane =
+            [r * phi.cos(), r * phi.sin(), u1.max(0.01), 0.05 + 0.95 * next(), next(), next(), next(), next(), next()];
         for (row, v) in rows.iter_mut().zip(lane) {
             row.push(v);
         }

@@ -13,6 +13,10 @@
 //!
 //! A file with another magic, another version, a wrong length or a wrong hash is rejected with
 //! an [`ArtifactError`] that says which; nothing is decoded from an unverified payload.
+//!
+//! Besides the IR, an artifact may carry native code ([`NativeCode`]) for the targets it was
+//! built on, one entry per target and lane width; a loader uses the entry that runs on its
+//! host and otherwise compiles the IR (`drs_cranelift::Jit::from_artifact`).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -20,7 +24,8 @@ use std::path::Path;
 
 pub const MAGIC: &[u8; 8] = b"DRSARTF\0";
 /// Bumped whenever the payload's encoding changes (IR or metadata types).
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: the optimisation level and native code.
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER_LEN: usize = 8 + 4 + 8 + 32;
 
 /// A checked, lowered program and what the runtime needs to know about it.
@@ -30,11 +35,29 @@ pub struct Artifact {
     pub compiler: String,
     /// The IR of every function of the program (before backend-specific lowering).
     pub module: drs_ir::Module,
+    /// The optimisation level `module` was optimised at, and that a backend prepares it with
+    /// (`none`, `basic`, `default` or `full`).
+    pub opt: String,
     /// The source-level signature of each IR function, in `module.functions` order.
     pub functions: Vec<FunctionMeta>,
     pub plugins: Vec<PluginMeta>,
     /// Names of the source files, for messages.
     pub sources: Vec<String>,
+    /// Native code of `module`, as `drs-cranelift` serialises it (opaque here), for the
+    /// targets and lane widths the artifact was built for; may be empty.
+    pub native: Vec<NativeCode>,
+}
+
+/// Compiled code of an artifact's module for one target and lane width.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NativeCode {
+    /// The target, for people: triple and CPU features (`x86_64-unknown-linux-gnu +sse3 ...`).
+    /// The loader checks the target recorded inside `code`, not this.
+    pub target: String,
+    /// Lanes per call: 1, 4 or 8.
+    pub lanes: u32,
+    /// `drs_cranelift::NativeModule::to_bytes`.
+    pub code: Vec<u8>,
 }
 
 /// A parameter or result as the source declares it, with its scalar components.
@@ -189,6 +212,8 @@ mod tests {
             }],
             plugins: Vec::new(),
             sources: vec!["id.drs".into()],
+            opt: "default".into(),
+            native: vec![NativeCode { target: "test".into(), lanes: 4, code: vec![1, 2, 3] }],
         }
     }
 

@@ -102,13 +102,34 @@ fn same_in_all_lanes(values: Vec<Vec<u32>>) -> Result<Vec<u32>, String> {
     }
 }
 
-/// `drsc build`: writes the artifact of a complete program.
-pub fn build(program: &LoweredProgram, out: &Path, opt: Opt) -> ExitCode {
-    let artifact = artifact(program, opt);
+/// `drsc build`: writes the artifact of a complete program, with native code for this host
+/// at 1, 4 and 8 lanes if `native`.
+pub fn build(program: &LoweredProgram, out: &Path, opt: Opt, native: bool) -> ExitCode {
+    let mut artifact = artifact(program, opt);
+    if native && !drs_cranelift::NATIVE_CODE_SUPPORTED {
+        eprintln!("note: no native code in the artifact: this host's architecture has none (x86-64 and AArch64 do)");
+    } else if native {
+        // Compiled from the module a loader would compile, so both give the same code.
+        let prepared = drs_cranelift::prepare_artifact_module(&artifact);
+        for lanes in drs_cranelift::Lanes::ALL {
+            match drs_cranelift::native_code_for_artifact(&prepared, lanes) {
+                Ok(code) => artifact.native.push(code),
+                Err(e) => {
+                    eprintln!("error: cannot compile native code ({} lanes): {e}", lanes.count());
+                    eprintln!("note: `--no-native` builds an artifact with the IR only");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
     match artifact.write(out) {
         Ok(()) => {
+            let native = match artifact.native.first() {
+                Some(n) => format!(", native code for {} at 1/4/8 lanes", n.target),
+                None => String::new(),
+            };
             println!(
-                "wrote {} ({} functions, {} plugins)",
+                "wrote {} ({} functions, {} plugins{native})",
                 out.display(),
                 artifact.functions.len(),
                 artifact.plugins.len()
@@ -179,9 +200,11 @@ fn artifact(program: &LoweredProgram, opt: Opt) -> Artifact {
     Artifact {
         compiler: format!("drsc {}", env!("CARGO_PKG_VERSION")),
         module: pipeline::optimized(&lowered.module, opt),
+        opt: opt.name().to_string(),
         functions: functions.into_iter().map(|(_, m)| m).collect(),
         plugins,
         sources: program.sources.iter().map(|(_, f)| f.name.clone()).collect(),
+        native: Vec::new(),
     }
 }
 

@@ -69,6 +69,10 @@ enum Command {
         output: PathBuf,
         #[arg(long, value_enum, default_value_t = Opt::Default)]
         opt: Opt,
+        /// Leave out native code (by default the artifact has code for this host at 1, 4 and
+        /// 8 lanes, which the runtime loads without compiling when it runs on the same target).
+        #[arg(long)]
+        no_native: bool,
         #[command(flatten)]
         stdlib: StdlibArgs,
     },
@@ -102,9 +106,9 @@ fn main() -> ExitCode {
         Command::Eval { files, call, backend, lanes, opt, stdlib } => frontend::run(&files, Format::Human, &stdlib)
             .and_then(|fe| pipeline::lower(fe, false))
             .map(|p| commands::eval(&p, &call, backend, lanes, opt)),
-        Command::Build { files, output, opt, stdlib } => frontend::run(&files, Format::Human, &stdlib)
+        Command::Build { files, output, opt, no_native, stdlib } => frontend::run(&files, Format::Human, &stdlib)
             .and_then(|fe| pipeline::lower(fe, true))
-            .map(|p| commands::build(&p, &output, opt)),
+            .map(|p| commands::build(&p, &output, opt, !no_native)),
     };
     result.unwrap_or_else(|code| code)
 }

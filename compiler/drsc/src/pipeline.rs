@@ -19,6 +19,16 @@ pub enum Opt {
 }
 
 impl Opt {
+    /// The name an artifact records (`drs_artifact::Artifact::opt`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Opt::None => "none",
+            Opt::Basic => "basic",
+            Opt::Default => "default",
+            Opt::Full => "full",
+        }
+    }
+
     fn level(self) -> drs_opt::OptLevel {
         match self {
             Opt::None => drs_opt::OptLevel::None,

@@ -154,3 +154,48 @@ fn build_writes_a_loadable_artifact_and_never_a_broken_one() {
     assert_eq!(failed.status.code(), Some(1));
     assert_eq!(std::fs::read(&out_path).unwrap(), before);
 }
+
+/// Runs IR function `name` on one lane of `jit` with `args` (all lanes get the same).
+fn run_kernel(jit: &drs_cranelift::Jit, name: &str, args: &[u32]) -> Vec<u32> {
+    let n = jit.lanes().count();
+    let kernel = jit.function(name).expect("the function is in the artifact");
+    let lanes: Vec<u32> = args.iter().flat_map(|&a| std::iter::repeat_n(a, n)).collect();
+    let mut out = vec![0u32; kernel.results().len() * n];
+    // The program has no buffers.
+    kernel.call(&lanes, &mut out, &[], &jit.externs()).expect("the kernel runs");
+    (0..kernel.results().len()).map(|r| out[r * n]).collect()
+}
+
+#[test]
+fn built_artifacts_run_without_sources_from_native_code_or_ir() {
+    use drs_cranelift::{native_for_host, Jit, Lanes};
+    let dir = scratch("build-native");
+    let file = write(&dir, "shade.drs", SHADE);
+    let native_path = dir.join("native.drsa");
+    let ir_path = dir.join("ir.drsa");
+    let built = drsc(&["build", &file, "-o", &native_path.display().to_string()]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    assert!(stdout(&built).contains("native code for"), "{}", stdout(&built));
+    let ir_only = drsc(&["build", &file, "--no-native", "-o", &ir_path.display().to_string()]);
+    assert!(ir_only.status.success(), "{}", stderr(&ir_only));
+    // The runtime needs no sources.
+    std::fs::remove_file(&file).unwrap();
+
+    let native = drs_artifact::Artifact::read(&native_path).expect("the artifact loads");
+    let ir = drs_artifact::Artifact::read(&ir_path).expect("the artifact loads");
+    assert_eq!(native.native.iter().map(|n| n.lanes).collect::<Vec<_>>(), [1, 4, 8]);
+    assert!(ir.native.is_empty());
+    assert_eq!(native.module, ir.module);
+    let waves = |x: f32, n: i32| [x.to_bits(), n as u32];
+    for lanes in Lanes::ALL {
+        assert!(native_for_host(&native, lanes).is_some(), "{lanes:?}");
+        let from_native = Jit::from_artifact(&native, lanes).expect("native code loads");
+        let from_ir = Jit::from_artifact(&ir, lanes).expect("the IR compiles");
+        assert_eq!(run_kernel(&from_native, "waves", &waves(0.0, 9)), [0, 6]);
+        assert_eq!(run_kernel(&from_native, "hit", &[(-0.25f32).to_bits()]), [(-0.5f32).to_bits(), 0]);
+        for (x, n) in [(1.3, 9), (-0.7, 4), (2.5, 0)] {
+            let a = run_kernel(&from_native, "waves", &waves(x, n));
+            assert_eq!(a, run_kernel(&from_ir, "waves", &waves(x, n)), "waves({x}, {n}) {lanes:?}");
+        }
+    }
+}

@@ -36,11 +36,15 @@ impl fmt::Display for Trap {
             Trap::Arity { function, expected, given } => {
                 write!(f, "`{function}` takes {expected} scalar arguments, {given} given")
             }
-            Trap::UnboundExtern(name) => write!(f, "extern function `{name}` is provided by the runtime, and none is bound"),
+            Trap::UnboundExtern(name) => {
+                write!(f, "extern function `{name}` is provided by the runtime, and none is bound")
+            }
             Trap::HostResults { name, expected, given } => {
                 write!(f, "host function `{name}` returned {given} values, {expected} expected")
             }
-            Trap::IterationLimit { function, limit } => write!(f, "a loop in `{function}` ran more than {limit} iterations"),
+            Trap::IterationLimit { function, limit } => {
+                write!(f, "a loop in `{function}` ran more than {limit} iterations")
+            }
             Trap::CallDepth(name) => write!(f, "calls nested too deeply at `{name}`"),
         }
     }
@@ -130,11 +134,16 @@ impl<'m> Interpreter<'m> {
             }
             Op::CallExtern(ext, args) => {
                 let decl = &self.module.externs[*ext as usize];
-                let host = self.externs[*ext as usize].as_ref().ok_or_else(|| Trap::UnboundExtern(decl.name.clone()))?;
+                let host =
+                    self.externs[*ext as usize].as_ref().ok_or_else(|| Trap::UnboundExtern(decl.name.clone()))?;
                 let args: Vec<Bits> = args.iter().map(|&a| frame.get(a)).collect();
                 let out = host(&args);
                 if out.len() != decl.results.len() {
-                    return Err(Trap::HostResults { name: decl.name.clone(), expected: decl.results.len(), given: out.len() });
+                    return Err(Trap::HostResults {
+                        name: decl.name.clone(),
+                        expected: decl.results.len(),
+                        given: out.len(),
+                    });
                 }
                 out
             }

@@ -193,7 +193,11 @@ impl<'f> Builder<'f> {
 
     /// Builds a do-while loop over carried values starting at `init`. The closure receives
     /// the carried values of an iteration and returns the continue flag and the next values.
-    pub fn loop_(&mut self, init: Vec<Value>, body: impl FnOnce(&mut Self, &[Value]) -> (Value, Vec<Value>)) -> Vec<Value> {
+    pub fn loop_(
+        &mut self,
+        init: Vec<Value>,
+        body: impl FnOnce(&mut Self, &[Value]) -> (Value, Vec<Value>),
+    ) -> Vec<Value> {
         let types: Vec<Ty> = init.iter().map(|&v| self.ty(v)).collect();
         let params: Vec<Value> = types.iter().map(|&t| self.func.new_value(t)).collect();
         self.regions.push(Vec::new());

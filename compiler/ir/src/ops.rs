@@ -1,4 +1,11 @@
 //! The operations of the IR and their exact semantics.
+//!
+//! Three rules hold for every module, and passes rely on them:
+//! - which NaN (sign and payload) an operation returns when its result is NaN is unspecified:
+//!   any arithmetic may return any NaN, so `x * 1.0` may be replaced by `x`;
+//! - host functions ([`Op::CallExtern`]) neither read nor write the module's buffers; they
+//!   may have other effects, so they are never removed, duplicated or reordered;
+//! - every loop terminates: a loop without effects whose results are unused may be removed.
 
 use crate::{Const, FuncId, Region, Ty, Value};
 use serde::{Deserialize, Serialize};

@@ -24,7 +24,8 @@
 //! | sin, cos, tan | 1 | 1 | every 5th f32, all magnitudes (Payne–Hanek above 2^24) |
 //! | asin, acos, atan | 1 | 1 | every 5th f32 |
 //! | sinh, cosh, tanh | 1 | 1 | every 5th f32 |
-//! | exp, exp2, log, log2 | 1 | 1 | every 5th f32 |
+//! | exp, exp2 | 1 | 1 | all 2^32 f32 |
+//! | log, log2 | 1 | 1 | every 5th f32 |
 //! | atan2, pow | 2 | 1 | 2^26 argument pairs |
 //!
 //! The platform libm that the interpreter uses is within 1 ulp too, except glibc's
@@ -97,6 +98,17 @@ pub fn optimize(module: &mut Module, level: OptLevel) {
             break;
         }
     }
+}
+
+/// The module a backend compiles: optimised at `level`, with every `Math` op expanded into the
+/// math library, then optimised again so that the helpers are inlined and folded too. Every
+/// backend (and every loader of IR) goes through this one function.
+pub fn prepare_for_backend(module: &Module, level: OptLevel) -> Module {
+    let mut module = module.clone();
+    optimize(&mut module, level);
+    expand_math(&mut module);
+    optimize(&mut module, level);
+    module
 }
 
 /// Folding, GVN and DCE of one function on its own (calls are treated as having side

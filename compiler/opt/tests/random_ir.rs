@@ -526,6 +526,9 @@ proptest! {
     }
 }
 
+/// A debugging aid: `SEED=11 cargo test -p drs-opt --test random_ir show_sample -- --ignored
+/// --nocapture` prints a generated module before and after `optimize`, and the total size
+/// reduction over 600 modules.
 #[test]
 #[ignore]
 fn show_sample() {

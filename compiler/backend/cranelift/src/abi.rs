@@ -183,6 +183,21 @@ pub(crate) extern "C" fn drs_truncf(a: f32) -> f32 {
 pub(crate) extern "C" fn drs_nearbyintf(a: f32) -> f32 {
     a.round_ties_even()
 }
+pub(crate) extern "C" fn drs_fma(a: f64, b: f64, c: f64) -> f64 {
+    a.mul_add(b, c)
+}
+pub(crate) extern "C" fn drs_floor(a: f64) -> f64 {
+    a.floor()
+}
+pub(crate) extern "C" fn drs_ceil(a: f64) -> f64 {
+    a.ceil()
+}
+pub(crate) extern "C" fn drs_trunc(a: f64) -> f64 {
+    a.trunc()
+}
+pub(crate) extern "C" fn drs_nearbyint(a: f64) -> f64 {
+    a.round_ties_even()
+}
 
 #[cfg(test)]
 mod tests {

@@ -17,9 +17,8 @@ use cranelift_codegen::ir::{
     self, condcodes::FloatCC, condcodes::IntCC, types, AbiParam, AtomicRmwOp, BlockArg, ConstantData, Endianness,
     InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Type,
 };
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::FunctionBuilder;
-use cranelift_jit::JITModule;
-use cranelift_module::{FuncId as ClFuncId, Module as _};
 use drs_ir::{BinaryOp, CmpOp, Const, Function, Inst, Op, Region, Ty, UnaryOp, Value};
 use std::collections::HashMap;
 
@@ -88,8 +87,8 @@ pub(crate) fn block_args(vs: &[ir::Value]) -> Vec<BlockArg> {
 /// The Cranelift signature of the internal version of a function: `(ctx, [mask parts],
 /// params...) -> results`, each value taking one scalar in scalar mode and `parts` vectors in
 /// vector mode.
-pub(crate) fn internal_signature(module: &JITModule, shape: Shape, f: &Function) -> Signature {
-    let mut sig = module.make_signature();
+pub(crate) fn internal_signature(call_conv: CallConv, shape: Shape, f: &Function) -> Signature {
+    let mut sig = Signature::new(call_conv);
     sig.params.push(AbiParam::new(shape.ptr));
     if shape.vector() {
         for _ in 0..shape.parts {
@@ -118,10 +117,31 @@ fn push_repr(list: &mut Vec<AbiParam>, shape: Shape, ty: Ty, uniform: bool) {
 /// Module-level things a function body refers to.
 pub(crate) struct Env<'a> {
     pub module: &'a drs_ir::Module,
-    pub jit: &'a mut JITModule,
-    /// The internal (all-varying) version of each IR function.
-    pub funcs: &'a [ClFuncId],
-    pub fmod: ClFuncId,
+    pub call_conv: CallConv,
+    pub config: TargetFrontendConfig,
+    /// The signature of the internal (all-varying) version of each IR function.
+    pub funcs: &'a [Signature],
+}
+
+/// Namespaces of the external names that compiled code refers to (`compile.rs` turns them
+/// into relocations): the internal version of IR function `index`, and host symbols.
+pub(crate) const NS_FUNCTION: u32 = 0;
+pub(crate) const NS_SYMBOL: u32 = 1;
+/// Host symbol `drs_fmodf` (f32 `Rem`), in [`NS_SYMBOL`].
+pub(crate) const SYM_FMODF: u32 = 0;
+
+/// Imports a function into `func`: a colocated one (in the same code blob, called directly)
+/// or a host one (called through its absolute address).
+fn import_function(
+    func: &mut ir::Function,
+    namespace: u32,
+    index: u32,
+    signature: Signature,
+    colocated: bool,
+) -> ir::FuncRef {
+    let signature = func.import_signature(signature);
+    let name = func.declare_imported_user_function(ir::UserExternalName { namespace, index });
+    func.import_function(ir::ExtFuncData { name: ir::ExternalName::user(name), signature, colocated, patchable: false })
 }
 
 pub(crate) struct Translator<'a, 'b> {
@@ -185,8 +205,7 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     fn finish(mut self) {
         self.b.seal_all_blocks();
-        let config = self.env.jit.target_config();
-        self.b.finalize(config);
+        self.b.finalize(self.env.config);
     }
 
     /// Translates `f` into the function `b` is building, whose signature is
@@ -1076,7 +1095,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         if let Some(&r) = self.func_refs.get(&func) {
             return r;
         }
-        let r = self.env.jit.declare_func_in_func(self.env.funcs[func as usize], self.b.func);
+        let sig = self.env.funcs[func as usize].clone();
+        let r = import_function(self.b.func, NS_FUNCTION, func, sig, true);
         self.func_refs.insert(func, r);
         r
     }
@@ -1085,7 +1105,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         if let Some(r) = self.fmod_ref {
             return r;
         }
-        let r = self.env.jit.declare_func_in_func(self.env.fmod, self.b.func);
+        let mut sig = Signature::new(self.env.call_conv);
+        sig.params.extend([AbiParam::new(types::F32), AbiParam::new(types::F32)]);
+        sig.returns.push(AbiParam::new(types::F32));
+        let r = import_function(self.b.func, NS_SYMBOL, SYM_FMODF, sig, false);
         self.fmod_ref = Some(r);
         r
     }
@@ -1221,7 +1244,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         if let Some(s) = self.extern_sig {
             return s;
         }
-        let mut sig = self.env.jit.make_signature();
+        let mut sig = Signature::new(self.env.call_conv);
         for _ in 0..3 {
             sig.params.push(AbiParam::new(self.shape.ptr));
         }

@@ -50,6 +50,16 @@
 //! the same buffers; `AtomicAdd` is a real atomic read-modify-write (a compare-and-swap loop for
 //! f32).
 //!
+//! # Native code, caching and artifacts
+//! Compilation produces relocatable native code ([`NativeModule`]), which [`NativeModule::load`]
+//! maps into executable memory; [`Jit::compile`] does both. The code can be serialised
+//! ([`NativeModule::to_bytes`]) and loaded again without Cranelift ([`Jit::from_native_bytes`])
+//! on any host with the same target triple and at least its CPU features ([`Target`]; otherwise
+//! [`Error::TargetMismatch`]). [`KernelCache`] keeps compiled modules by content hash, in memory
+//! and on disk; [`Jit::from_artifact`] loads what `drsc build` writes, from its native code
+//! when it has code for this host. Native code is supported on x86-64 and AArch64 hosts
+//! ([`NATIVE_CODE_SUPPORTED`]); elsewhere compiling fails with [`Error::Codegen`].
+//!
 //! # Debugging
 //! `DRS_CRANELIFT_DUMP=1` prints the Cranelift IR of every function as it is compiled, and
 //! `DRS_CRANELIFT_DUMP=asm` also the machine code of the entry wrappers.
@@ -58,22 +68,28 @@
 compile_error!("drs-cranelift supports 64-bit hosts only");
 
 mod abi;
+mod artifact;
+mod cache;
 mod codegen;
 mod compile;
+mod native;
 mod uniform;
 
 pub use abi::{Buffer, Context, EntryFn, ExternEntry, RawExternFn};
+pub use artifact::{native_code_for_artifact, native_for_host, prepare_artifact_module};
+pub use cache::{CacheKey, CacheStats, KernelCache, CACHE_FORMAT_VERSION};
+pub use native::{NativeModule, Target, NATIVE_CODE_SUPPORTED, NATIVE_FORMAT_VERSION};
 
 use abi::{host_trampoline, take_host_error, HostSlot};
-use cranelift_jit::JITModule;
 use drs_ir::{ExternDecl, FuncId, Module, Op, Region, Ty};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
 /// How many lanes one call of a kernel runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Lanes {
     /// Scalar code, one lane.
     X1,
@@ -97,6 +113,11 @@ impl Lanes {
     /// The mask with every lane active.
     pub fn full_mask(self) -> u32 {
         (1u32 << self.count()) - 1
+    }
+
+    /// The width with `count` lanes (1, 4 or 8).
+    pub fn from_count(count: usize) -> Option<Lanes> {
+        Lanes::ALL.into_iter().find(|l| l.count() == count)
     }
 }
 
@@ -162,6 +183,18 @@ pub enum Error {
     UnboundExtern(String),
     /// A host function panicked (the call went on with zero results).
     ExternPanicked(String),
+    /// Serialised native code ([`NativeModule::from_bytes`]) that cannot be used: not native
+    /// code, another format version, truncated, corrupt or inconsistent.
+    InvalidNativeCode(String),
+    /// Native code compiled for another target than this host (another architecture, OS, or
+    /// CPU features the host lacks): recompile it from the IR.
+    TargetMismatch {
+        code: String,
+        host: String,
+        reason: String,
+    },
+    /// The operating system refused memory for code.
+    Memory(String),
 }
 
 impl fmt::Display for Error {
@@ -180,28 +213,21 @@ impl fmt::Display for Error {
             Error::ExternMismatch => write!(f, "the extern table was made for another module"),
             Error::UnboundExtern(n) => write!(f, "extern function `{n}` was called, and none is bound"),
             Error::ExternPanicked(n) => write!(f, "host function `{n}` panicked"),
+            Error::InvalidNativeCode(m) => write!(f, "invalid native code: {m}"),
+            Error::TargetMismatch { code, host, reason } => write!(
+                f,
+                "native code compiled for another target ({reason}): recompile it from the IR\n  code: {code}\n  host: {host}"
+            ),
+            Error::Memory(m) => write!(f, "cannot map memory for code: {m}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
 
-/// Owns the JIT memory; freed on drop.
-struct Code(Option<JITModule>);
-
-impl Drop for Code {
-    fn drop(&mut self) {
-        if let Some(jit) = self.0.take() {
-            // SAFETY: kernels borrow the `Jit` that owns this, so none is running or callable.
-            unsafe { jit.free_memory() };
-        }
-    }
-}
-
-// SAFETY: after finalisation the module is only kept to free its memory on drop; the code it
-// holds is immutable and reentrant, and nothing else in it is touched through a shared `Jit`.
-unsafe impl Send for Code {}
-unsafe impl Sync for Code {}
+/// Owns the executable memory of a [`Jit`] (read-only and executable); unmapped on drop,
+/// when no kernel can run any more (kernels borrow the `Jit`).
+struct Code(#[allow(dead_code)] memmap2::Mmap);
 
 struct CompiledFn {
     name: String,
@@ -295,74 +321,51 @@ fn find_recursion(module: &Module) -> Option<usize> {
     None
 }
 
+/// What every compilation checks first: the module verifies, has no `Math` op and no
+/// recursion, and the options fit it.
+pub(crate) fn check_module(module: &Module, options: &Options) -> Result<(), Error> {
+    drs_ir::verify_module(module).map_err(Error::Verify)?;
+    for f in &module.functions {
+        if let Some(m) = find_math(&f.body) {
+            return Err(Error::Unsupported {
+                function: f.name.clone(),
+                message: format!(
+                    "`{}` (Op::Math) must be expanded into arithmetic before code generation (drs-opt)",
+                    m.name()
+                ),
+            });
+        }
+    }
+    if let Some(f) = find_recursion(module) {
+        return Err(Error::Unsupported {
+            function: module.functions[f].name.clone(),
+            message: "recursive calls are not supported".into(),
+        });
+    }
+    for (name, flags) in &options.uniform_params {
+        let f = module.find(name).ok_or_else(|| Error::BadOptions(format!("no function `{name}`")))?;
+        let n = module.function(f).params.len();
+        if flags.len() > n {
+            return Err(Error::BadOptions(format!("`{name}` has {n} parameters, {} uniform flags given", flags.len())));
+        }
+    }
+    Ok(())
+}
+
 impl Jit {
     /// Compiles every function of `module` for `lanes` lanes.
     pub fn compile(module: &Module, lanes: Lanes) -> Result<Jit, Error> {
         Jit::compile_with(module, &Options::new(lanes))
     }
 
+    /// Compiles with [`Options`]: [`NativeModule::compile`], then [`NativeModule::load`].
     pub fn compile_with(module: &Module, options: &Options) -> Result<Jit, Error> {
-        drs_ir::verify_module(module).map_err(Error::Verify)?;
-        for f in &module.functions {
-            if let Some(m) = find_math(&f.body) {
-                return Err(Error::Unsupported {
-                    function: f.name.clone(),
-                    message: format!(
-                        "`{}` (Op::Math) must be expanded into arithmetic before code generation (drs-opt)",
-                        m.name()
-                    ),
-                });
-            }
-        }
-        if let Some(f) = find_recursion(module) {
-            return Err(Error::Unsupported {
-                function: module.functions[f].name.clone(),
-                message: "recursive calls are not supported".into(),
-            });
-        }
-        for (name, flags) in &options.uniform_params {
-            let f = module.find(name).ok_or_else(|| Error::BadOptions(format!("no function `{name}`")))?;
-            let n = module.function(f).params.len();
-            if flags.len() > n {
-                return Err(Error::BadOptions(format!(
-                    "`{name}` has {n} parameters, {} uniform flags given",
-                    flags.len()
-                )));
-            }
-        }
-        let mut code = Code(None);
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile::compile(module, options, &mut code.0)));
-        let entries = match result {
-            Ok(r) => r?,
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "Cranelift panicked".into());
-                return Err(Error::Codegen { function: String::new(), message });
-            }
-        };
-        let functions = module
-            .functions
-            .iter()
-            .zip(entries)
-            .map(|(f, entry)| CompiledFn {
-                name: f.name.clone(),
-                params: f.param_types(),
-                results: f.result_types.clone(),
-                entry,
-            })
-            .collect();
-        Ok(Jit {
-            lanes: options.lanes,
-            functions,
-            externs: module.externs.clone(),
-            externs_fingerprint: fingerprint(&module.externs),
-            buffers: module.buffers.len(),
-            _code: code,
-        })
+        NativeModule::compile(module, options)?.load()
+    }
+
+    /// Loads serialised native code ([`NativeModule::to_bytes`]) without compiling anything.
+    pub fn from_native_bytes(bytes: &[u8]) -> Result<Jit, Error> {
+        NativeModule::from_bytes(bytes)?.load()
     }
 
     pub fn lanes(&self) -> Lanes {

@@ -439,7 +439,8 @@ fn extern_calls_per_active_lane() {
     for mode in Lanes::ALL {
         let got = common::jit(&m, mode, "ext", &lanes, &[], &hosts);
         common::compare(&m, "ext", mode, &lanes, &want, &got);
-        assert_eq!(counter.swap(0, Ordering::Relaxed), per_run, "{mode:?}: extern called for inactive lanes");
+        // `common::jit` runs the fresh code and the code reloaded from bytes.
+        assert_eq!(counter.swap(0, Ordering::Relaxed), 2 * per_run, "{mode:?}: extern called for inactive lanes");
     }
 }
 

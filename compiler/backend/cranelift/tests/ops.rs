@@ -4,7 +4,7 @@
 
 mod common;
 
-use drs_cranelift::{Jit, Lanes};
+use drs_cranelift::{Lanes, Options};
 use drs_ir::*;
 
 fn f32s() -> Vec<u32> {
@@ -166,10 +166,16 @@ impl Suite {
         let want: Vec<common::Outcome> =
             self.cases.iter().map(|(name, lanes)| common::interp(&self.module, name, lanes, &[], &[])).collect();
         for mode in Lanes::ALL {
-            let jit = Jit::compile(&self.module, mode).unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+            let (jit, loaded) = common::compile_and_reload(&self.module, &Options::new(mode))
+                .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
             for ((name, lanes), want) in self.cases.iter().zip(&want) {
                 let got = common::run_jit(&jit, name, lanes, &[], &[]);
                 common::compare(&self.module, name, mode, lanes, want, &got);
+                // Code loaded from its serialised form computes exactly the same bits.
+                assert!(
+                    common::run_jit(&loaded, name, lanes, &[], &[]) == got,
+                    "`{name}` {mode:?}: reloaded code differs"
+                );
             }
         }
     }

@@ -8,7 +8,7 @@
 mod common;
 
 use common::Host;
-use drs_cranelift::{Jit, Lanes, Options};
+use drs_cranelift::{Lanes, Options};
 use drs_ir::*;
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -470,9 +470,15 @@ fn check_module(module: &Module, args: &[Vec<u32>], uniform: &[bool]) -> Result<
     let want_ticks = ticks.swap(0, Ordering::Relaxed);
     for mode in Lanes::ALL {
         let options = Options::new(mode).uniform(name.clone(), uniform.to_vec());
-        let jit = Jit::compile_with(module, &options).map_err(|e| TestCaseError::fail(format!("{mode:?}: {e}")))?;
+        let (jit, loaded) =
+            common::compile_and_reload(module, &options).map_err(|e| TestCaseError::fail(format!("{mode:?}: {e}")))?;
         let got = common::run_jit(&jit, &name, args, &buffers, &hosts);
         let got_ticks = ticks.swap(0, Ordering::Relaxed);
+        // Code loaded from its serialised form computes exactly the same bits.
+        let reloaded = common::run_jit(&loaded, &name, args, &buffers, &hosts);
+        if reloaded != got || ticks.swap(0, Ordering::Relaxed) != got_ticks {
+            return Err(TestCaseError::fail(format!("{mode:?}: reloaded code differs\n{}", print_module(module))));
+        }
         if got_ticks != want_ticks {
             return Err(TestCaseError::fail(format!(
                 "{mode:?}: extern `tick` total {got_ticks}, interpreter {want_ticks}\n{}",

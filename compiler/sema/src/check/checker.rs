@@ -72,6 +72,9 @@ impl<'s> Checker<'s> {
     pub(super) fn declare(&mut self, name: &str, ty: Type, mutable: bool, assigned: bool, span: Span) -> LocalId {
         let id = self.info.locals.len();
         self.info.locals.push(LocalDef { name: name.to_string(), ty, mutable, span });
+        // `assigned` may be a snapshot from before locals that went out of scope since (an
+        // `if` restores it for the `else` branch, loops after their body): pad their slots.
+        self.assigned.resize(id, false);
         self.assigned.push(assigned);
         self.scopes.last_mut().expect("a scope is open").insert(name.to_string(), id);
         id

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use drs_cranelift::{Buffer, Externs, Jit, Lanes};
+use drs_cranelift::{Buffer, Error, Externs, Jit, Lanes, NativeModule, Options};
 use drs_interp::Interpreter;
 use drs_ir::{print_module, Module, Ty};
 use std::sync::Arc;
@@ -39,6 +39,9 @@ pub fn interp(
 }
 
 /// Compiles `module` for `lanes_mode` and runs `func` over all lanes with `call_batch`.
+///
+/// Also serialises the compiled code, loads it back from the bytes (no code generation) and
+/// checks that it computes exactly the same bits.
 pub fn jit(
     module: &Module,
     mode: Lanes,
@@ -47,9 +50,21 @@ pub fn jit(
     buffers: &[Vec<u32>],
     hosts: &[(&str, Host)],
 ) -> Outcome {
-    let jit =
-        Jit::compile(module, mode).unwrap_or_else(|e| panic!("compile ({mode:?}): {e}\n{}", print_module(module)));
-    run_jit(&jit, func, lanes, buffers, hosts)
+    let (jit, loaded) = compile_and_reload(module, &Options::new(mode))
+        .unwrap_or_else(|e| panic!("compile ({mode:?}): {e}\n{}", print_module(module)));
+    let fresh = run_jit(&jit, func, lanes, buffers, hosts);
+    let reloaded = run_jit(&loaded, func, lanes, buffers, hosts);
+    assert!(fresh == reloaded, "`{func}` {mode:?}: code loaded from bytes computes other bits than fresh code");
+    fresh
+}
+
+/// Compiles `module` (as `Jit::compile_with` does), and loads the same code a second time
+/// from its serialised form.
+pub fn compile_and_reload(module: &Module, options: &Options) -> Result<(Jit, Jit), Error> {
+    let native = NativeModule::compile(module, options)?;
+    let jit = native.load()?;
+    let loaded = Jit::from_native_bytes(&native.to_bytes())?;
+    Ok((jit, loaded))
 }
 
 pub fn run_jit(jit: &Jit, func: &str, lanes: &[Vec<u32>], buffers: &[Vec<u32>], hosts: &[(&str, Host)]) -> Outcome {
