@@ -68,7 +68,7 @@ fn microfacet_inputs(n: usize) -> Vec<u32> {
         state ^= state << 17;
         (state >> 40) as f32 / (1u64 << 24) as f32
     };
-    let mut rows: Vec<Vec<f32>> = vec![Vec::with_capacity(n); 9];
+    let mut rows: Vec<Vec<f32>> = (0..9).map(|_| Vec::with_capacity(n)).collect();
     for _ in 0..n {
         let (u1, u2) = (next(), next());
         let r = (1.0 - u1 * u1).sqrt();
