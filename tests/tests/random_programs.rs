@@ -243,6 +243,7 @@ struct Coverage {
     swizzle_assigns: u64,
     index_dyn: u64,
     tuple_lets: u64,
+    shadows: u64,
     with_math: u64,
     results_exact: u64,
     results_direct: u64,
@@ -266,6 +267,8 @@ struct Gen<'a> {
     next_id: usize,
     loops: u32,
     nest: u32,
+    /// Where the bindings of the innermost block start in `scope`.
+    block_mark: usize,
     mult: u64,
     cost: u64,
     ret: T,
@@ -283,6 +286,7 @@ impl<'a> Gen<'a> {
             next_id: 0,
             loops: 0,
             nest: 0,
+            block_mark: 0,
             mult: 1,
             cost: 0,
             ret: T::F32,
@@ -341,10 +345,14 @@ impl<'a> Gen<'a> {
                 T::Tup((0..n).map(|_| self.basic_type()).collect())
             }
             _ => {
-                let e = match self.c.below(3) {
+                let structs = if self.structs.is_empty() { 0 } else { 1 };
+                let e = match self.c.weighted(&[3, 2, 1, 2, 1, structs]) {
                     0 => T::F32,
                     1 => T::I32,
-                    _ => T::U32,
+                    2 => T::U32,
+                    3 => T::V(3),
+                    4 => T::Color,
+                    _ => T::S(self.c.below(self.structs.len())),
                 };
                 T::Arr(Box::new(e), 2 + self.c.below(3) as u8)
             }
@@ -405,10 +413,22 @@ impl<'a> Gen<'a> {
     }
 
     fn leaf(&mut self, t: &T) -> String {
+        self.leaf_at(t, 2)
+    }
+
+    /// A variable of type `t`; or, with none, mostly a value built from variables of other
+    /// types (`f32(n)`, `vec3(x, y, x)`, `v.zy`), so that most values depend on the arguments;
+    /// or a literal or constant.
+    fn leaf_at(&mut self, t: &T, budget: u32) -> String {
         let vars = self.vars_of(t);
         if !vars.is_empty() && !self.c.maybe(12) {
             let i = *self.c.pick(&vars);
             return self.scope[i].name.clone();
+        }
+        if budget > 0 && !self.c.maybe(25) {
+            if let Some(e) = self.derived(t, budget - 1) {
+                return e;
+            }
         }
         if *t == T::F32 && self.c.maybe(10) {
             return self.c.pick(&F32_CONSTS).to_string();
@@ -418,6 +438,109 @@ impl<'a> Gen<'a> {
             return self.c.pick(&consts).clone();
         }
         self.literal(t)
+    }
+
+    fn derived(&mut self, t: &T, budget: u32) -> Option<String> {
+        let var_of = |g: &mut Self, ty: &T| -> Option<String> {
+            let vars = g.vars_of(ty);
+            if vars.is_empty() {
+                None
+            } else {
+                Some(g.scope[*g.c.pick(&vars)].name.clone())
+            }
+        };
+        Some(match t {
+            T::F32 => match self.c.below(3) {
+                0 => format!(
+                    "({}).{}",
+                    var_of(self, &T::V(3)).or_else(|| var_of(self, &T::Color))?,
+                    self.c.pick(&["x", "y", "z"])
+                ),
+                1 => format!("f32({})", var_of(self, &T::I32)?),
+                _ => format!("f32({})", self.leaf_at(&T::U32, budget)),
+            },
+            T::I32 => match self.c.below(2) {
+                0 => format!("i32({})", var_of(self, &T::F32)?),
+                _ => format!("i32({})", self.leaf_at(&T::U32, budget)),
+            },
+            T::U32 => match self.c.below(2) {
+                0 => format!("u32({})", var_of(self, &T::I32)?),
+                _ => format!("u32({})", var_of(self, &T::F32)?),
+            },
+            T::Bool => {
+                let x = self.leaf_at(&T::F32, budget);
+                let y = self.leaf_at(&T::F32, budget);
+                format!("({x} < {y})")
+            }
+            T::V(n) => {
+                let m = 2 + self.c.below(3) as u8;
+                if let (Some(v), true) = (var_of(self, &T::V(m)), self.c.maybe(50)) {
+                    let l = self.swizzle_letters(m, *n, false);
+                    format!("({v}).{l}")
+                } else {
+                    let parts: Vec<String> = (0..*n).map(|_| self.leaf_at(&T::F32, budget)).collect();
+                    format!("vec{n}({})", parts.join(", "))
+                }
+            }
+            T::IV(_) | T::UV(_) | T::Color => {
+                let e = t.elem().unwrap();
+                let parts: Vec<String> = (0..t.width()).map(|_| self.leaf_at(&e, budget)).collect();
+                format!("{}({})", self.tname(t), parts.join(", "))
+            }
+            T::Mat3 => {
+                let parts: Vec<String> = (0..3).map(|_| self.leaf_at(&T::V(3), budget)).collect();
+                format!("mat3({})", parts.join(", "))
+            }
+            T::S(k) => {
+                let fields = self.structs[*k].clone();
+                let inits: Vec<String> =
+                    fields.iter().map(|(f, ft)| format!("{f}: {}", self.leaf_at(ft, budget))).collect();
+                format!("(S{k} {{ {} }})", inits.join(", "))
+            }
+            T::Tup(ts) => {
+                let parts = ts.iter().map(|et| self.leaf_at(et, budget)).collect();
+                self.tuple_text(parts)
+            }
+            T::Arr(e, n) => {
+                let parts: Vec<String> = (0..*n).map(|_| self.leaf_at(e, budget)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+        })
+    }
+
+    /// A u32 digest of a variable, for the accumulator `acc` (None for types without one).
+    fn digest(&mut self, name: &str, t: &T) -> String {
+        match t {
+            T::U32 => name.to_string(),
+            T::I32 => format!("u32({name})"),
+            T::Bool => format!("select({name}, 1u, 0u)"),
+            // NaN payloads are not specified: never look at a NaN's bits.
+            T::F32 => format!("to_bits(select(isnan({name}), 0.5, {name}))"),
+            T::V(n) | T::IV(n) | T::UV(n) => {
+                let l = self.swizzle_letters(*n, 1, false);
+                self.digest(&format!("{name}.{l}"), &t.elem().unwrap())
+            }
+            T::Color => {
+                let l = *self.c.pick(&["r", "g", "b"]);
+                self.digest(&format!("{name}.{l}"), &T::F32)
+            }
+            T::Mat3 => {
+                let i = self.c.below(3);
+                self.digest(&format!("{name}[{i}]"), &T::V(3))
+            }
+            T::S(k) => {
+                let (f, ft) = self.c.pick(&self.structs[*k].clone()).clone();
+                self.digest(&format!("{name}.{f}"), &ft)
+            }
+            T::Tup(ts) => {
+                let k = self.c.below(ts.len());
+                self.digest(&format!("{name}.{k}"), &ts[k])
+            }
+            T::Arr(e, n) => {
+                let i = self.c.below(*n as usize);
+                self.digest(&format!("{name}[{i}]"), e)
+            }
+        }
     }
 
     fn expr(&mut self, t: &T, d: u32) -> String {
@@ -513,7 +636,12 @@ impl<'a> Gen<'a> {
     fn index(&mut self, n: u8, d: u32) -> String {
         if self.c.maybe(70) {
             self.cov.index_dyn += 1;
-            if n.is_power_of_two() && self.c.maybe(50) {
+            if self.c.maybe(10) {
+                // A call of the stateful extern: the index must be evaluated exactly once.
+                self.cov.ticks += 1;
+                let x = self.sub(&T::F32, d);
+                format!("(u32(abs(tick(lid, {x})) * 8.0) % {n}u)")
+            } else if n.is_power_of_two() && self.c.maybe(50) {
                 let i = self.sub(&T::I32, d);
                 format!("({i} & {})", n - 1)
             } else {
@@ -657,7 +785,7 @@ impl<'a> Gen<'a> {
     }
 
     fn e_f32(&mut self, d: u32) -> String {
-        let w = [10, 12, 22, 3, 14, 6, 4, 6, 9, 4, 1, 4, 2, 3];
+        let w = [10, 12, 22, 3, 14, 6, 4, 6, 9, 4, 1, 4, 2, 5];
         match self.c.weighted(&w) {
             0 => self.leaf(&T::F32),
             1 => self.common(&T::F32, d).unwrap_or_else(|| self.leaf(&T::F32)),
@@ -851,6 +979,15 @@ impl<'a> Gen<'a> {
                 let op = self.c.pick(&["&&", "||", "&", "|", "^", "==", "!="]).to_string();
                 let b = self.sub(&T::Bool, d);
                 format!("({a} {op} {b})")
+            }
+            5 if self.c.maybe(30) => {
+                // Short circuit: the right operand (a call of the stateful extern) runs only
+                // when needed.
+                self.cov.ticks += 1;
+                let a = self.sub(&T::Bool, d);
+                let op = self.c.pick(&["&&", "||"]).to_string();
+                let x = self.sub(&T::F32, d);
+                format!("({a} {op} (tick(lid, {x}) > 0.0))")
             }
             5 => format!("(!{})", self.sub(&T::Bool, d)),
             6 => {
@@ -1193,6 +1330,7 @@ impl<'a> Gen<'a> {
     /// position) is `if c { break; }`.
     fn block(&mut self, max: usize, indent: usize, forced_break: bool) -> String {
         let mark = self.scope.len();
+        let outer_mark = std::mem::replace(&mut self.block_mark, mark);
         let n = self.c.below(max + 1);
         let at = if forced_break { Some(self.c.below(n + 1)) } else { None };
         let mut out = String::new();
@@ -1206,7 +1344,18 @@ impl<'a> Gen<'a> {
                 out.push_str(&self.stmt(indent));
             }
         }
+        // Fold some of the block's bindings into the function's accumulator, which it returns:
+        // every value computed may then be observed.
+        let mut folded = 0;
+        for v in self.scope[mark..].to_vec() {
+            if folded < 3 && self.c.maybe(50) {
+                folded += 1;
+                let d = self.digest(&v.name, &v.ty);
+                let _ = writeln!(out, "{}acc = (acc * 31u) ^ {d};", Self::pad(indent));
+            }
+        }
         self.scope.truncate(mark);
+        self.block_mark = outer_mark;
         out
     }
 
@@ -1233,7 +1382,17 @@ impl<'a> Gen<'a> {
             0 => {
                 let t = self.value_type();
                 let e = self.expr(&t, 3);
-                let name = self.fresh("v");
+                // Sometimes shadow a binding of this block (`let x = x * 2.0;`, maybe with
+                // another type): it is dropped from the scope, and ends with the block anyway.
+                let own: Vec<usize> =
+                    (self.block_mark..self.scope.len()).filter(|&i| self.scope[i].name.starts_with('v')).collect();
+                let name = if !own.is_empty() && self.c.maybe(15) {
+                    self.cov.shadows += 1;
+                    let i = *self.c.pick(&own);
+                    self.scope.remove(i).name
+                } else {
+                    self.fresh("v")
+                };
                 let s = if self.c.maybe(40) {
                     format!("{pad}let {name}: {} = {e};\n", self.tname(&t))
                 } else {
@@ -1264,12 +1423,12 @@ impl<'a> Gen<'a> {
                 self.cov.ifs += 1;
                 let cond = self.expr(&T::Bool, 3);
                 self.nest += 1;
-                let then = self.block(4, indent + 1, false);
+                let then = self.block(3, indent + 1, false);
                 let mut s = format!("{pad}if {cond} {{\n{then}{pad}}}");
                 match self.c.weighted(&[5, 4, 1]) {
                     0 => {}
                     1 => {
-                        let els = self.block(4, indent + 1, false);
+                        let els = self.block(3, indent + 1, false);
                         let _ = write!(s, " else {{\n{els}{pad}}}");
                     }
                     _ => {
@@ -1345,7 +1504,7 @@ impl<'a> Gen<'a> {
         let mut text = v.name.clone();
         let mut ty = v.ty.clone();
         let mut swizzled = false;
-        for _ in 0..2 {
+        for _ in 0..3 {
             if !self.c.maybe(45) {
                 break;
             }
@@ -1445,7 +1604,7 @@ impl<'a> Gen<'a> {
         self.mult *= trips.max(1);
         self.loops += 1;
         self.nest += 1;
-        let body = self.block(5, indent + 1, forced_break);
+        let body = self.block(4, indent + 1, forced_break);
         self.mult = mult;
         self.loops = loops;
         self.nest = nest;
@@ -1545,7 +1704,7 @@ impl<'a> Gen<'a> {
                 let ret = self.ret.clone();
                 let e = self.expr(&ret, 3);
                 self.scope.truncate(mark);
-                format!("return {e};")
+                format!("return ({e}, acc);")
             }
         };
         let els = if self.c.maybe(25) {
@@ -1626,10 +1785,18 @@ impl<'a> Gen<'a> {
             plist.push(format!("p{i}: {}", self.tname(p)));
             self.scope.push(Var { name: format!("p{i}"), ty: p.clone(), mutable: false });
         }
-        let body = self.block(8, 1, false);
+        let body = self.block(6, 1, false);
         let tail = self.expr(&ret, 3);
-        let tail = if self.c.maybe(10) { format!("    return {tail};\n") } else { format!("    {tail}\n") };
-        let text = format!("fn {name}({}) -> {} {{\n{body}{tail}}}\n", plist.join(", "), self.tname(&ret));
+        let tail =
+            if self.c.maybe(10) { format!("    return ({tail}, acc);\n") } else { format!("    ({tail}, acc)\n") };
+        // Every function also returns an accumulator of digests of its bindings.
+        let ret = T::Tup(vec![ret, T::U32]);
+        let text = format!(
+            "fn {name}({}) -> {} {{\n    var acc: u32 = {};\n{body}{tail}}}\n",
+            plist.join(", "),
+            self.tname(&ret),
+            self.c.pick(&["0u", "lid", "7u"])
+        );
         let sig = FnSig { name, kind, params, ret, cost: self.cost.max(1) };
         (text, sig)
     }
@@ -1659,7 +1826,7 @@ impl<'a> Gen<'a> {
             self.consts.push((format!("K{k}"), t));
             self.cov.consts += 1;
         }
-        let nfns = 1 + self.c.weighted(&[2, 4, 4, 3]);
+        let nfns = 1 + self.c.weighted(&[3, 4, 3, 1]);
         let mut impls: Vec<Vec<String>> = vec![Vec::new(); self.structs.len()];
         let mut paths = Vec::new();
         for i in 0..nfns {
@@ -1708,7 +1875,8 @@ fn options() -> LoadOptions {
 }
 
 /// With `DRS_RANDOM_DUMP=path`, failing programs are written there (the last one wins), for
-/// minimising by hand or with a script.
+/// minimising by hand or with a script; with `DRS_RANDOM_SAVE=dir`, every program is saved in
+/// `dir`.
 fn dump(source: &str) {
     if let Ok(path) = std::env::var("DRS_RANDOM_DUMP") {
         let _ = std::fs::write(path, source);
@@ -1737,20 +1905,29 @@ fn run_program(stream: &[u32], seed: u64) -> Result<Coverage, TestCaseError> {
 fn run_program_inner(stream: &[u32], seed: u64) -> Result<Coverage, TestCaseError> {
     let mut gen = Gen::new(stream);
     let (source, paths) = gen.program();
+    if let Ok(dir) = std::env::var("DRS_RANDOM_SAVE") {
+        let _ = std::fs::write(format!("{dir}/p{seed:016x}.drs"), &source);
+    }
     let mut cov = gen.cov.clone();
     cov.programs = 1;
     cov.source_bytes = source.len() as u64;
+    run_source(&source, &paths, seed, cov)
+}
+
+/// Checks, lowers and runs the functions `paths` of `source` on every stage and backend (a
+/// parameter named `lid` gets the lane id; an extern `tick` is stateful).
+fn run_source(source: &str, paths: &[String], seed: u64, mut cov: Coverage) -> Result<Coverage, TestCaseError> {
     let fail = |what: String| {
-        dump(&source);
+        dump(source);
         TestCaseError::fail(format!("{what}\n--- program ---\n{source}"))
     };
-    let program = drs_lower::lower_source("random.drs", &source, &options())
+    let program = drs_lower::lower_source("random.drs", source, &options())
         .map_err(|e| fail(format!("the generated program does not check (a generator bug):\n{e}")))?;
     if !program.lowered.errors.is_empty() {
         return Err(fail(format!("lowering failed:\n{}", program.render_errors())));
     }
     let mut names = Vec::new();
-    for p in &paths {
+    for p in paths {
         let f = program.find_fn(p).ok_or_else(|| fail(format!("no lowered function `{p}`")))?;
         names.push(program.lowered.module.function(program.lowered.functions[&f]).name.clone());
     }
@@ -1767,11 +1944,17 @@ fn run_program_inner(stream: &[u32], seed: u64) -> Result<Coverage, TestCaseErro
     for name in &names {
         let f = m0.function(m0.find(name).unwrap());
         let flags: Vec<bool> = f.params.iter().map(|p| p.name != "lid" && rng.below(3) == 0).collect();
-        cov.uniform_params += flags.iter().filter(|&&u| u).count() as u64;
         uniform.insert(name.clone(), flags);
     }
+    // (Every other program: compiling dominates the run time.)
     let lanes = if rng.below(2) == 0 { drs_cranelift::Lanes::X4 } else { drs_cranelift::Lanes::X8 };
-    let stages = Stages::new(m0, LEVELS[level_index], Some((lanes, uniform.clone()))).map_err(fail)?;
+    let with_uniform = (seed >> 8) % 2 == 0;
+    if !with_uniform {
+        uniform.values_mut().for_each(|f| f.iter_mut().for_each(|u| *u = false));
+    } else {
+        cov.uniform_params += uniform.values().flatten().filter(|&&u| u).count() as u64;
+    }
+    let stages = Stages::new(m0, LEVELS[level_index], with_uniform.then(|| (lanes, uniform.clone()))).map_err(fail)?;
     let env = Env { buffers: Vec::new(), stateful: vec!["tick".into()] };
     let mut stats = UlpStats::default();
     for name in &names {
@@ -1838,6 +2021,7 @@ fn merge(total: &mut Coverage, c: &Coverage) {
         swizzle_assigns,
         index_dyn,
         tuple_lets,
+        shadows,
         with_math,
         results_exact,
         results_direct,
@@ -1928,4 +2112,47 @@ fn generated_programs_check() {
         Ok(())
     });
     report(result);
+}
+
+/// Programs that once failed, minimised (run on every stage and backend like generated ones).
+const REGRESSIONS: &[(&str, &[&str])] = &[
+    // The checker panicked (index out of bounds in its definite-assignment state) on a local
+    // declared after a `while` loop whose body declared one.
+    (
+        "fn f(n: i32) -> i32 {
+            var k = 0;
+            while k < (n & 7) {
+                k += 1;
+                let a = k * 2;
+            }
+            let b = k + 1;
+            b
+        }",
+        &["f"],
+    ),
+    // ... and on a local of an `else` branch after a `then` branch that declared one.
+    (
+        "fn g(p: f32) -> f32 {
+            if p > 0.0 {
+                let a = 1.0;
+            } else {
+                var b = 2.0;
+                b = b * p;
+            }
+            p
+        }",
+        &["g"],
+    ),
+];
+
+#[test]
+fn regressions() {
+    for (i, (source, paths)) in REGRESSIONS.iter().enumerate() {
+        let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        let result =
+            catch(source, "running the pipeline", || run_source(source, &paths, i as u64, Coverage::default()));
+        if let Err(e) | Ok(Err(e)) = result.map(|r| r.map(|_| ())) {
+            panic!("regression {i}: {e}");
+        }
+    }
 }
