@@ -3,21 +3,35 @@
 //!
 //! The generator writes source text: a few structs (with an `impl` of methods and associated
 //! functions), constants, and functions that call the ones before them (never recursively).
-//! Bodies use f32, i32, u32, bool, vecN, ivecN, uvecN, Color, mat3, structs, tuples and arrays;
-//! arithmetic with broadcasting, comparisons, logic, bit operations and shifts, swizzles (also
-//! as assignment targets), constructors and conversions, dynamic indexing (always in range),
-//! `if` expressions and statements whose conditions depend on the arguments (so lanes
-//! diverge), `var`s assigned in branches and loops (also declared without initialiser and
-//! assigned on both branches), `for`/`while`/`loop` with data-dependent trip counts bounded by
-//! construction (`for i in 0..(n & 7)`, `@max_iters(N)`, counters), `break`, `continue` and
-//! early `return` inside nested control flow, calls of built-ins (transcendentals included) and
-//! of prelude functions. Every program must pass the checker: a generator bug shows up as a
-//! failing test that prints the program and its diagnostics.
+//! Bodies use f32, i32, u32, bool, vecN, ivecN, uvecN, Color, mat3, structs, tuples and arrays
+//! (of scalars, vectors, colours and structs); arithmetic with broadcasting, comparisons,
+//! logic, bit operations and shifts, swizzles (also as assignment targets), constructors and
+//! conversions, dynamic indexing (always in range), `if` expressions and statements whose
+//! conditions depend on the arguments (so lanes diverge), `var`s assigned in branches and loops
+//! (also declared without initialiser and assigned on both branches), shadowing `let`s, tuple
+//! patterns, `for`/`while`/`loop` with data-dependent trip counts bounded by construction
+//! (`for i in 0..(n & 7)`, `@max_iters(N)`, counters), `break`, `continue` and early `return`
+//! inside nested control flow, calls of built-ins (transcendentals included) and of prelude
+//! functions. Every program must pass the checker: a generator bug shows up as a failing test
+//! that prints the program and its diagnostics.
+//!
+//! So that every value computed can be observed, each function also returns an accumulator of
+//! digests of its bindings (`acc = (acc * 31u) ^ digest(v)` at the end of blocks). Each
+//! function takes a lane id `lid` and passes it on; the extern `tick(lid, x)` answers
+//! differently at every call of a lane, so calling it for an inactive lane, twice, in another
+//! order (arguments, struct fields written out of order, compound assignment places), or
+//! outside a short circuit, changes the results.
+//!
+//! Oracle for the lowering: each program is also generated in a desugared form ([`Gen::alt`],
+//! the same choices written with equivalent constructs: `for` as `while`, `@max_iters` as
+//! counters, `&&` as `if`, `p op= e` as `p = p op e`, `if`/`else` with the condition negated);
+//! both must compute the same results in the interpreter.
 //!
 //! The generator draws every decision from a stream of numbers that proptest produces and
 //! shrinks; a zero always picks the simplest option, so shrinking simplifies the program.
 //! Argument values come from a separate seed. `DRS_RANDOM_PROGRAMS=n` changes the number of
-//! programs per test (there are four tests; the default gives 2,000 programs in all).
+//! programs per test (there are four tests; the default gives 2,000 programs in all);
+//! `DRS_RANDOM_DUMP` and `DRS_RANDOM_SAVE` write programs out (see [`dump`]).
 
 mod differential;
 
@@ -244,6 +258,7 @@ struct Coverage {
     index_dyn: u64,
     tuple_lets: u64,
     shadows: u64,
+    desugared: u64,
     with_math: u64,
     results_exact: u64,
     results_direct: u64,
@@ -269,6 +284,9 @@ struct Gen<'a> {
     nest: u32,
     /// Where the bindings of the innermost block start in `scope`.
     block_mark: usize,
+    /// Write the equivalent desugared forms (see [`Gen::alt`]); never changes a choice.
+    alt: bool,
+    alt_id: usize,
     mult: u64,
     cost: u64,
     ret: T,
@@ -276,6 +294,23 @@ struct Gen<'a> {
 }
 
 impl<'a> Gen<'a> {
+    /// The same program, written with equivalent forms where the language has two: `p op= e`
+    /// as `p = p op e` (when evaluating the place twice is the same), `if c {A} else {B}` as
+    /// `if !c {B} else {A}`, `for` as a `while` with a counter, `@max_iters(N)` loops with an
+    /// explicit counter, `a && b` / `a || b` as `if` expressions. Both programs make the same
+    /// choices, so they compute the same results, bit for bit.
+    fn alt(stream: &'a [u32]) -> Gen<'a> {
+        let mut g = Gen::new(stream);
+        g.alt = true;
+        g
+    }
+
+    /// A name for the desugared forms (outside the numbering of the generated bindings).
+    fn alt_name(&mut self, prefix: &str) -> String {
+        self.alt_id += 1;
+        format!("{prefix}{}", self.alt_id)
+    }
+
     fn new(stream: &'a [u32]) -> Gen<'a> {
         Gen {
             c: Choices { stream, pos: 0 },
@@ -287,6 +322,8 @@ impl<'a> Gen<'a> {
             loops: 0,
             nest: 0,
             block_mark: 0,
+            alt: false,
+            alt_id: 0,
             mult: 1,
             cost: 0,
             ret: T::F32,
@@ -363,8 +400,8 @@ impl<'a> Gen<'a> {
 
     fn literal(&mut self, t: &T) -> String {
         match t {
-            T::F32 => paren_if_negative(*self.c.pick(&F32_LITS)),
-            T::I32 => paren_if_negative(*self.c.pick(&I32_LITS)),
+            T::F32 => paren_if_negative(self.c.pick::<&str>(&F32_LITS)),
+            T::I32 => paren_if_negative(self.c.pick::<&str>(&I32_LITS)),
             T::U32 => self.c.pick(&U32_LITS).to_string(),
             T::Bool => (if self.c.maybe(50) { "true" } else { "false" }).into(),
             T::V(_) | T::IV(_) | T::UV(_) | T::Color => {
@@ -978,7 +1015,7 @@ impl<'a> Gen<'a> {
                 let a = self.sub(&T::Bool, d);
                 let op = self.c.pick(&["&&", "||", "&", "|", "^", "==", "!="]).to_string();
                 let b = self.sub(&T::Bool, d);
-                format!("({a} {op} {b})")
+                self.logic(a, &op, b)
             }
             5 if self.c.maybe(30) => {
                 // Short circuit: the right operand (a call of the stateful extern) runs only
@@ -987,7 +1024,7 @@ impl<'a> Gen<'a> {
                 let a = self.sub(&T::Bool, d);
                 let op = self.c.pick(&["&&", "||"]).to_string();
                 let x = self.sub(&T::F32, d);
-                format!("({a} {op} (tick(lid, {x}) > 0.0))")
+                self.logic(a, &op, format!("(tick(lid, {x}) > 0.0)"))
             }
             5 => format!("(!{})", self.sub(&T::Bool, d)),
             6 => {
@@ -995,6 +1032,15 @@ impl<'a> Gen<'a> {
                 format!("{name}({})", self.sub(&T::F32, d))
             }
             _ => self.prelude_call(&T::Bool, d).unwrap_or_else(|| self.leaf(&T::Bool)),
+        }
+    }
+
+    /// `a op b` for a logical operator; in the desugared program, `&&` and `||` as `if`s.
+    fn logic(&self, a: String, op: &str, b: String) -> String {
+        match op {
+            "&&" if self.alt => format!("(if {a} {{ {b} }} else {{ false }})"),
+            "||" if self.alt => format!("(if {a} {{ true }} else {{ {b} }})"),
+            _ => format!("({a} {op} {b})"),
         }
     }
 
@@ -1347,7 +1393,8 @@ impl<'a> Gen<'a> {
         // Fold some of the block's bindings into the function's accumulator, which it returns:
         // every value computed may then be observed.
         let mut folded = 0;
-        for v in self.scope[mark..].to_vec() {
+        let block_vars: Vec<Var> = self.scope.drain(mark..).collect();
+        for v in block_vars {
             if folded < 3 && self.c.maybe(50) {
                 folded += 1;
                 let d = self.digest(&v.name, &v.ty);
@@ -1429,7 +1476,11 @@ impl<'a> Gen<'a> {
                     0 => {}
                     1 => {
                         let els = self.block(3, indent + 1, false);
-                        let _ = write!(s, " else {{\n{els}{pad}}}");
+                        if self.alt {
+                            s = format!("{pad}if (!{cond}) {{\n{els}{pad}}} else {{\n{then}{pad}}}");
+                        } else {
+                            let _ = write!(s, " else {{\n{els}{pad}}}");
+                        }
                     }
                     _ => {
                         let c2 = self.expr(&T::Bool, 2);
@@ -1582,6 +1633,9 @@ impl<'a> Gen<'a> {
             // `v op= s` broadcasts a scalar over a vector or colour.
             let rhs_t = if ty.width() > 1 && self.c.maybe(30) { ty.elem().unwrap() } else { ty.clone() };
             let e = self.expr(&rhs_t, 3);
+            if self.alt && !place.contains("tick") {
+                return format!("{pad}{place} = ({place} {op} {e});\n");
+            }
             return format!("{pad}{place} {op}= {e};\n");
         }
         let e = self.expr(&ty, 3);
@@ -1615,34 +1669,42 @@ impl<'a> Gen<'a> {
         self.cov.fors += 1;
         let pad = Self::pad(indent);
         let name = self.fresh("ix");
-        let (header, ty, trips) = match self.c.below(5) {
+        let (bounds, ty, trips) = match self.c.below(5) {
             0 | 1 => {
                 let (hi, m) = self.small_i32();
-                (format!("0..{hi}"), T::I32, m)
+                (Some(("0".to_string(), hi)), T::I32, m)
             }
             2 => {
                 let e = self.expr(&T::U32, 2);
-                (format!("1u..({e} % 6u)"), T::U32, 5)
+                (Some(("1u".to_string(), format!("({e} % 6u)"))), T::U32, 5)
             }
             3 => {
                 let lo = self.expr(&T::I32, 2);
                 let (hi, m) = self.small_i32();
-                (format!("({lo} % 4)..{hi}"), T::I32, m + 3)
+                (Some((format!("({lo} % 4)"), hi)), T::I32, m + 3)
             }
-            _ => {
-                let n = 1 + self.c.below(6) as u64;
-                let e = self.expr(&T::I32, 2);
-                (format!("@max_iters({n}) for {name} in 0..({e} & 15)"), T::I32, n)
-            }
+            _ => (None, T::I32, 1 + self.c.below(6) as u64),
+        };
+        let header = match &bounds {
+            Some((lo, hi)) => format!("for {name} in {lo}..{hi}"),
+            None => format!("@max_iters({trips}) for {name} in 0..({} & 15)", self.expr(&T::I32, 2)),
         };
         let mark = self.scope.len();
         self.scope.push(Var { name: name.clone(), ty, mutable: false });
         let body = self.loop_body(trips, indent, false);
         self.scope.truncate(mark);
-        if header.starts_with('@') {
-            format!("{pad}{header} {{\n{body}{pad}}}\n")
-        } else {
-            format!("{pad}for {name} in {header} {{\n{body}{pad}}}\n")
+        match bounds {
+            Some((lo, hi)) if self.alt => {
+                // The bounds once, in order, then a counter counted up before the body (so
+                // that `continue` cannot skip it).
+                let c = self.alt_name("fc");
+                format!(
+                    "{pad}{{\n{pad}    let {c}lo = {lo};\n{pad}    let {c}hi = {hi};\n{pad}    var {c} = {c}lo;\n\
+                     {pad}    while {c} < {c}hi {{\n{pad}        let {name} = {c};\n{pad}        {c} += 1;\n\
+                     {body}{pad}    }}\n{pad}}}\n"
+                )
+            }
+            _ => format!("{pad}{header} {{\n{body}{pad}}}\n"),
         }
     }
 
@@ -1653,7 +1715,14 @@ impl<'a> Gen<'a> {
             let n = 1 + self.c.below(8) as u64;
             let cond = self.expr(&T::Bool, 3);
             let body = self.loop_body(n, indent, false);
-            format!("{pad}@max_iters({n}) while {cond} {{\n{body}{pad}}}\n")
+            if self.alt {
+                // The bound is checked before the condition, which is not evaluated again
+                // once the bound is reached.
+                let c = self.alt_name("wc");
+                format!("{pad}var {c} = 0;\n{pad}while {c} < {n} && {cond} {{\n{pad}    {c} += 1;\n{body}{pad}}}\n")
+            } else {
+                format!("{pad}@max_iters({n}) while {cond} {{\n{body}{pad}}}\n")
+            }
         } else {
             let k = self.fresh("k");
             let (bound, m) = self.small_i32();
@@ -1671,7 +1740,14 @@ impl<'a> Gen<'a> {
         if self.c.maybe(50) {
             let n = 1 + self.c.below(8) as u64;
             let body = self.loop_body(n, indent, true);
-            format!("{pad}@max_iters({n}) loop {{\n{body}{pad}}}\n")
+            if self.alt {
+                let c = self.alt_name("lc");
+                format!(
+                    "{pad}var {c} = 0;\n{pad}loop {{\n{pad}    if {c} >= {n} {{ break; }}\n{pad}    {c} += 1;\n{body}{pad}}}\n"
+                )
+            } else {
+                format!("{pad}@max_iters({n}) loop {{\n{body}{pad}}}\n")
+            }
         } else {
             let k = self.fresh("k");
             let (bound, m) = self.small_i32();
@@ -1911,12 +1987,29 @@ fn run_program_inner(stream: &[u32], seed: u64) -> Result<Coverage, TestCaseErro
     let mut cov = gen.cov.clone();
     cov.programs = 1;
     cov.source_bytes = source.len() as u64;
-    run_source(&source, &paths, seed, cov)
+    let mut alt = Gen::alt(stream);
+    let (alt_source, alt_paths) = alt.program();
+    assert_eq!(paths, alt_paths, "the desugared program has other functions");
+    if alt_source != source {
+        cov.desugared = 1;
+    }
+    if let Ok(dir) = std::env::var("DRS_RANDOM_SAVE") {
+        let _ = std::fs::write(format!("{dir}/p{seed:016x}.desugared.drs"), &alt_source);
+    }
+    run_source(&source, &paths, seed, cov, Some(&alt_source))
 }
 
 /// Checks, lowers and runs the functions `paths` of `source` on every stage and backend (a
-/// parameter named `lid` gets the lane id; an extern `tick` is stateful).
-fn run_source(source: &str, paths: &[String], seed: u64, mut cov: Coverage) -> Result<Coverage, TestCaseError> {
+/// parameter named `lid` gets the lane id; an extern `tick` is stateful). With `alt`, the
+/// same program written with other forms ([`Gen::alt`]): its lowered module must give the
+/// same results in the interpreter, bit for bit (NaNs equal), an oracle for the lowering.
+fn run_source(
+    source: &str,
+    paths: &[String],
+    seed: u64,
+    mut cov: Coverage,
+    alt: Option<&str>,
+) -> Result<Coverage, TestCaseError> {
     let fail = |what: String| {
         dump(source);
         TestCaseError::fail(format!("{what}\n--- program ---\n{source}"))
@@ -1946,9 +2039,9 @@ fn run_source(source: &str, paths: &[String], seed: u64, mut cov: Coverage) -> R
         let flags: Vec<bool> = f.params.iter().map(|p| p.name != "lid" && rng.below(3) == 0).collect();
         uniform.insert(name.clone(), flags);
     }
-    // (Every other program: compiling dominates the run time.)
+    // (Every fourth program: compiling dominates the run time.)
     let lanes = if rng.below(2) == 0 { drs_cranelift::Lanes::X4 } else { drs_cranelift::Lanes::X8 };
-    let with_uniform = (seed >> 8) % 2 == 0;
+    let with_uniform = (seed >> 8).is_multiple_of(4);
     if !with_uniform {
         uniform.values_mut().for_each(|f| f.iter_mut().for_each(|u| *u = false));
     } else {
@@ -1956,6 +2049,23 @@ fn run_source(source: &str, paths: &[String], seed: u64, mut cov: Coverage) -> R
     }
     let stages = Stages::new(m0, LEVELS[level_index], with_uniform.then(|| (lanes, uniform.clone()))).map_err(fail)?;
     let env = Env { buffers: Vec::new(), stateful: vec!["tick".into()] };
+    let alt_module = match alt {
+        Some(alt) if alt != source => {
+            let fail_alt = |what: String| {
+                dump(source);
+                TestCaseError::fail(format!(
+                    "{what}\n--- program ---\n{source}\n--- the same, desugared (a generator bug) ---\n{alt}"
+                ))
+            };
+            let p = drs_lower::lower_source("random_desugared.drs", alt, &options())
+                .map_err(|e| fail_alt(format!("the desugared program does not check:\n{e}")))?;
+            if !p.lowered.errors.is_empty() {
+                return Err(fail_alt(format!("lowering failed:\n{}", p.render_errors())));
+            }
+            Some(differential::prune(&p.lowered.module, &names))
+        }
+        _ => None,
+    };
     let mut stats = UlpStats::default();
     for name in &names {
         let f = stages.m0.function(stages.m0.find(name).unwrap());
@@ -1986,6 +2096,17 @@ fn run_source(source: &str, paths: &[String], seed: u64, mut cov: Coverage) -> R
         })?;
         stats.add(&s);
         cov.lanes_run += SETS as u64;
+        if let Some(alt_module) = &alt_module {
+            let a = differential::interp_all(&stages.m0, name, &inputs, &env).map_err(fail)?;
+            let b = differential::interp_all(alt_module, name, &inputs, &env).map_err(fail)?;
+            differential::compare(&f.result_types, &a, &b, &inputs, "the program", "the same program, desugared")
+                .map_err(|e| {
+                    fail(format!(
+                        "function `{name}`: {e}\n--- the same program, desugared ---\n{}",
+                        alt.unwrap_or_default()
+                    ))
+                })?;
+        }
     }
     cov.results_exact = stats.exact;
     cov.results_direct = stats.direct;
@@ -2022,6 +2143,7 @@ fn merge(total: &mut Coverage, c: &Coverage) {
         index_dyn,
         tuple_lets,
         shadows,
+        desugared,
         with_math,
         results_exact,
         results_direct,
@@ -2150,7 +2272,7 @@ fn regressions() {
     for (i, (source, paths)) in REGRESSIONS.iter().enumerate() {
         let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
         let result =
-            catch(source, "running the pipeline", || run_source(source, &paths, i as u64, Coverage::default()));
+            catch(source, "running the pipeline", || run_source(source, &paths, i as u64, Coverage::default(), None));
         if let Err(e) | Ok(Err(e)) = result.map(|r| r.map(|_| ())) {
             panic!("regression {i}: {e}");
         }

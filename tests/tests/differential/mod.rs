@@ -25,6 +25,15 @@
 //!    conditions, copies), and must be within [`DIRECT_ULPS`]; an `Inexact` one (an error
 //!    that may be amplified or decide a branch) is only measured, never asserted.
 //!
+//! Why not `interp(m0) == interp(m2)` bit for bit everywhere: the interpreter evaluates `Math`
+//! ops with the platform libm, the expansion is another approximation (each within its
+//! documented ulps of the correctly rounded result), and constant `Math` ops are folded with
+//! libm before the expansion. So the unexpanded module is bit for bit the expanded one exactly
+//! where no transcendental contributes (the `Exact` results, asserted), and where one does, an
+//! error bound holds only where it cannot be amplified (the `Direct` ones): a relative
+//! tolerance on anything else would be either wrong (`floor(8.0 * sin(x))`, a branch on
+//! `exp(x) > 2.0`) or too loose to mean anything.
+//!
 //! Externs are bound to deterministic fakes ([`fake_extern`]); those named in
 //! [`Env::stateful`] also count their calls per lane (keyed by their first argument, which the
 //! caller makes a lane id), and answer differently each time, so a backend that calls an extern
@@ -585,7 +594,7 @@ impl Stages {
     }
 }
 
-fn compare(
+pub fn compare(
     tys: &[Ty],
     expected: &[Vec<u32>],
     actual: &[Vec<u32>],
