@@ -25,7 +25,8 @@ use std::path::Path;
 pub const MAGIC: &[u8; 8] = b"DRSARTF\0";
 /// Bumped whenever the payload's encoding changes (IR or metadata types).
 /// 2: the optimisation level and native code.
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: IR functions' local arrays (`LocalLoad`/`LocalStore`) and loops' `max_iters`.
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER_LEN: usize = 8 + 4 + 8 + 32;
 
 /// A checked, lowered program and what the runtime needs to know about it.

@@ -61,6 +61,22 @@ enum Command {
         #[command(flatten)]
         stdlib: StdlibArgs,
     },
+    /// Print the derivative of a function as .drs source that checks again with `drsc check`.
+    Ad {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The function, e.g. `lerp` or `Frame::to_local`.
+        #[arg(long = "fn", value_name = "NAME")]
+        function: String,
+        /// Forward mode (`fwd_diff`) or reverse mode (`bwd_diff`).
+        #[arg(long, value_enum)]
+        mode: commands::AdMode,
+        /// Optimisation of the printed code (`basic` keeps one function per derivative).
+        #[arg(long, value_enum, default_value_t = Opt::Basic)]
+        opt: Opt,
+        #[command(flatten)]
+        stdlib: StdlibArgs,
+    },
     /// Compile .drs files into an artifact that the runtime loads without the sources.
     Build {
         #[arg(required = true)]
@@ -106,6 +122,9 @@ fn main() -> ExitCode {
         Command::Eval { files, call, backend, lanes, opt, stdlib } => frontend::run(&files, Format::Human, &stdlib)
             .and_then(|fe| pipeline::lower(fe, false))
             .map(|p| commands::eval(&p, &call, backend, lanes, opt)),
+        Command::Ad { files, function, mode, opt, stdlib } => frontend::run(&files, Format::Human, &stdlib)
+            .and_then(|fe| pipeline::lower(fe, false))
+            .map(|mut p| commands::ad(&mut p, &function, mode, opt)),
         Command::Build { files, output, opt, no_native, stdlib } => frontend::run(&files, Format::Human, &stdlib)
             .and_then(|fe| pipeline::lower(fe, true))
             .map(|p| commands::build(&p, &output, opt, !no_native)),

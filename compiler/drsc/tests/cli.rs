@@ -199,3 +199,49 @@ fn built_artifacts_run_without_sources_from_native_code_or_ir() {
         }
     }
 }
+
+#[test]
+fn ad_prints_derivatives_that_check_again() {
+    let dir = scratch("ad");
+    let file = write(&dir, "shade.drs", SHADE);
+    for mode in ["fwd", "bwd"] {
+        for opt in ["none", "basic", "default"] {
+            let out = drsc(&["ad", &file, "--fn", "shade", "--mode", mode, "--opt", opt]);
+            assert!(out.status.success(), "{mode} {opt}: {}", stderr(&out));
+            let text = stdout(&out);
+            let name = if mode == "fwd" { "shade__fwd" } else { "shade__bwd" };
+            assert!(text.contains(&format!("fn {name}(")), "{text}");
+            let written = write(&dir, &format!("{mode}_{opt}.drs"), &text);
+            let check = drsc(&["check", &written]);
+            assert!(check.status.success(), "{mode} {opt} output does not check:\n{}\n{text}", stderr(&check));
+        }
+    }
+    // The derivative computes what it should: d/dalbedo of shade along (1, 0, 0).
+    let program = format!(
+        "{SHADE}\nfn probe() -> (Color, Color) {{ fwd_diff(shade)(vec3(0.0, 0.0, 1.0), vec3(0.0, 0.0, 1.0), Color(0.5), \
+         vec3(0.0), vec3(0.0), Color(1.0, 0.0, 0.0)) }}"
+    );
+    let file = write(&dir, "probe.drs", &program);
+    let out = drsc(&["eval", &file, "--call", "probe()", "--backend", "cranelift", "--lanes", "4"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "([0.15915494, 0.15915494, 0.15915494], [0.31830987, 0.0, 0.0])");
+}
+
+#[test]
+fn ad_reports_errors() {
+    let dir = scratch("ad-errors");
+    let file = write(
+        &dir,
+        "loop.drs",
+        "fn f(x: f32) -> f32 {\n    var y = x;\n    while y < 10.0 {\n        y = y * 2.0;\n    }\n    y\n}\n",
+    );
+    let out = drsc(&["ad", &file, "--fn", "f", "--mode", "bwd"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("loop.drs:3:5:") && stderr(&out).contains("@max_iters"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    // Forward mode differentiates any loop.
+    assert!(drsc(&["ad", &file, "--fn", "f", "--mode", "fwd"]).status.success());
+    let out = drsc(&["ad", &file, "--fn", "nope", "--mode", "fwd"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no function `nope`"), "{}", stderr(&out));
+}

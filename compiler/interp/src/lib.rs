@@ -4,21 +4,42 @@
 //! f32 arithmetic without fast-math, wrapping integers, the defined results of integer
 //! division by zero, and Rust's `f32` functions (the platform libm) for transcendentals.
 //! Every backend is tested against it.
+//!
+//! Two evaluation modes share one evaluator, generic over how a lane holds a value:
+//! - f32 mode ([`Interpreter::call`]), the IR's semantics, on the 32 bits of each value;
+//! - f64 mode ([`Interpreter::call_f64`]), where every f32 value and operation is carried out
+//!   in f64 (the rules are on [`Wide`]): the reference for finite differences. Integer and
+//!   bool semantics are the same in both.
+//!
+//! Each call gets fresh local arrays ([`Op::LocalLoad`], [`Op::LocalStore`]), zeroed, so a
+//! read before any write gives 0 here (the IR leaves it unspecified).
+
+mod lane;
+mod ops;
+mod wide;
+
+pub use ops::{binary, compare, math, unary};
+pub use wide::Wide;
 
 use drs_ir::*;
+use lane::Lane;
 use std::fmt;
 
 /// Values are passed and returned as the 32 bits of each scalar (f32 bits, two's complement
 /// integers, bools as 0/1), in the order of the function's flattened parameters.
 pub type Bits = u32;
 
-/// A host function that the interpreter calls for [`Op::CallExtern`].
+/// A host function that the interpreter calls for [`Op::CallExtern`]. It works on f32 bits
+/// in both modes: in f64 mode its arguments are rounded to f32 and its results widened.
 pub type HostFn = Box<dyn Fn(&[Bits]) -> Vec<Bits> + Send + Sync>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Trap {
     /// Wrong number of arguments for the entry function.
     Arity { function: String, expected: usize, given: usize },
+    /// An f64-mode argument of the wrong kind: [`Wide::Float`] for an f32 parameter,
+    /// [`Wide::Bits`] for the others.
+    ArgumentKind { function: String, index: usize, ty: Ty },
     /// An extern function has no host implementation.
     UnboundExtern(String),
     /// A host function returned the wrong number of results.
@@ -35,6 +56,10 @@ impl fmt::Display for Trap {
         match self {
             Trap::Arity { function, expected, given } => {
                 write!(f, "`{function}` takes {expected} scalar arguments, {given} given")
+            }
+            Trap::ArgumentKind { function, index, ty } => {
+                let kind = if *ty == Ty::F32 { "Wide::Float" } else { "Wide::Bits" };
+                write!(f, "argument {index} of `{function}` has type {}, so it is passed as {kind}", ty.name())
             }
             Trap::UnboundExtern(name) => {
                 write!(f, "extern function `{name}` is provided by the runtime, and none is bound")
@@ -84,59 +109,79 @@ impl<'m> Interpreter<'m> {
         }
     }
 
-    /// Calls `func` with one lane of arguments.
+    /// Calls `func` with one lane of arguments (f32 mode).
     pub fn call(&mut self, func: FuncId, args: &[Bits]) -> Result<Vec<Bits>, Trap> {
         let f = self.module.function(func);
-        if args.len() != f.params.len() {
-            return Err(Trap::Arity { function: f.name.clone(), expected: f.params.len(), given: args.len() });
+        self.check_arity(f, args.len())?;
+        self.run(f, args, 0)
+    }
+
+    /// Calls `func` with one lane of arguments in f64 mode: f32 parameters take
+    /// [`Wide::Float`], the others [`Wide::Bits`]; f32 results come back as [`Wide::Float`]
+    /// without rounding. Buffers keep their f32 elements (read widened, written rounded).
+    pub fn call_f64(&mut self, func: FuncId, args: &[Wide]) -> Result<Vec<Wide>, Trap> {
+        let f = self.module.function(func);
+        self.check_arity(f, args.len())?;
+        if let Some(index) = f.params.iter().zip(args).position(|(p, a)| !a.fits(f.ty(p.value))) {
+            let ty = f.ty(f.params[index].value);
+            return Err(Trap::ArgumentKind { function: f.name.clone(), index, ty });
         }
         self.run(f, args, 0)
     }
 
-    fn run(&mut self, f: &'m Function, args: &[Bits], depth: usize) -> Result<Vec<Bits>, Trap> {
+    fn check_arity(&self, f: &Function, given: usize) -> Result<(), Trap> {
+        if given != f.params.len() {
+            return Err(Trap::Arity { function: f.name.clone(), expected: f.params.len(), given });
+        }
+        Ok(())
+    }
+
+    fn run<L: Lane>(&mut self, f: &'m Function, args: &[L], depth: usize) -> Result<Vec<L>, Trap> {
         if depth > MAX_CALL_DEPTH {
             return Err(Trap::CallDepth(f.name.clone()));
         }
-        let mut frame = Frame { f, values: vec![0; f.value_types.len()], depth };
+        let zero = |ty: Ty| L::from_bits(ty, 0);
+        let locals = f.locals.iter().map(|a| vec![zero(a.elem); a.len as usize]).collect();
+        let mut frame = Frame { f, values: f.value_types.iter().map(|&t| zero(t)).collect(), locals, depth };
         for (p, &a) in f.params.iter().zip(args) {
-            frame.values[p.value.0 as usize] = a;
+            frame.set(p.value, a);
         }
         self.region(&mut frame, &f.body)
     }
 
-    fn region(&mut self, frame: &mut Frame<'m>, region: &'m Region) -> Result<Vec<Bits>, Trap> {
+    fn region<L: Lane>(&mut self, frame: &mut Frame<'m, L>, region: &'m Region) -> Result<Vec<L>, Trap> {
         for inst in &region.insts {
             self.inst(frame, inst)?;
         }
         Ok(region.yields.iter().map(|&v| frame.get(v)).collect())
     }
 
-    fn inst(&mut self, frame: &mut Frame<'m>, inst: &'m Inst) -> Result<(), Trap> {
+    fn inst<L: Lane>(&mut self, frame: &mut Frame<'m, L>, inst: &'m Inst) -> Result<(), Trap> {
         let f = frame.f;
-        let results: Vec<Bits> = match &inst.op {
-            Op::Const(c) => vec![c.bits()],
-            Op::Unary(op, a) => vec![unary(*op, f.ty(*a), frame.get(*a))],
-            Op::Binary(op, a, b) => vec![binary(*op, f.ty(*a), frame.get(*a), frame.get(*b))],
-            Op::Fma(a, b, c) => vec![fl(frame.get(*a)).mul_add(fl(frame.get(*b)), fl(frame.get(*c))).to_bits()],
-            Op::Cmp(op, a, b) => vec![compare(*op, f.ty(*a), frame.get(*a), frame.get(*b)) as Bits],
-            Op::Select(c, a, b) => vec![if frame.get(*c) != 0 { frame.get(*a) } else { frame.get(*b) }],
-            Op::Convert(to, a) => vec![convert(f.ty(*a), *to, frame.get(*a))],
-            Op::Bitcast(_, a) => vec![frame.get(*a)],
+        let results: Vec<L> = match &inst.op {
+            Op::Const(c) => vec![L::from_bits(c.ty(), c.bits())],
+            Op::Unary(op, a) => vec![L::unary(*op, f.ty(*a), frame.get(*a))],
+            Op::Binary(op, a, b) => vec![L::binary(*op, f.ty(*a), frame.get(*a), frame.get(*b))],
+            Op::Fma(a, b, c) => vec![L::fma(frame.get(*a), frame.get(*b), frame.get(*c))],
+            Op::Cmp(op, a, b) => vec![L::from_bool(L::compare(*op, f.ty(*a), frame.get(*a), frame.get(*b)))],
+            Op::Select(c, a, b) => vec![if frame.get(*c).is_true() { frame.get(*a) } else { frame.get(*b) }],
+            Op::Convert(to, a) => vec![L::convert(f.ty(*a), *to, frame.get(*a))],
+            Op::Bitcast(to, a) => vec![L::bitcast(f.ty(*a), *to, frame.get(*a))],
             Op::Detach(a) | Op::ReplaceGrad(a, _) => vec![frame.get(*a)],
             Op::Math(op, args) => {
-                let x: Vec<f32> = args.iter().map(|&a| fl(frame.get(a))).collect();
-                vec![math(*op, &x).to_bits()]
+                let x: Vec<L> = args.iter().map(|&a| frame.get(a)).collect();
+                vec![L::math(*op, &x)]
             }
             Op::Call(func, args) => {
                 let callee = self.module.function(*func);
-                let args: Vec<Bits> = args.iter().map(|&a| frame.get(a)).collect();
+                let args: Vec<L> = args.iter().map(|&a| frame.get(a)).collect();
                 self.run(callee, &args, frame.depth + 1)?
             }
             Op::CallExtern(ext, args) => {
                 let decl = &self.module.externs[*ext as usize];
                 let host =
                     self.externs[*ext as usize].as_ref().ok_or_else(|| Trap::UnboundExtern(decl.name.clone()))?;
-                let args: Vec<Bits> = args.iter().map(|&a| frame.get(a)).collect();
+                let args: Vec<Bits> = args.iter().map(|&a| frame.get(a).to_bits(f.ty(a))).collect();
                 let out = host(&args);
                 if out.len() != decl.results.len() {
                     return Err(Trap::HostResults {
@@ -145,33 +190,47 @@ impl<'m> Interpreter<'m> {
                         given: out.len(),
                     });
                 }
-                out
+                out.iter().zip(&decl.results).map(|(&bits, &ty)| L::from_bits(ty, bits)).collect()
             }
             Op::Load { buffer, index } => {
-                let i = frame.get(*index) as usize;
-                vec![self.buffers[*buffer as usize].get(i).copied().unwrap_or(0)]
+                let elem = self.module.buffers[*buffer as usize].elem;
+                let bits = self.buffers[*buffer as usize].get(frame.get(*index).index()).copied().unwrap_or(0);
+                vec![L::from_bits(elem, bits)]
             }
             Op::Store { buffer, index, value } => {
-                let (i, v) = (frame.get(*index) as usize, frame.get(*value));
+                let elem = self.module.buffers[*buffer as usize].elem;
+                let (i, v) = (frame.get(*index).index(), frame.get(*value).to_bits(elem));
                 if let Some(slot) = self.buffers[*buffer as usize].get_mut(i) {
                     *slot = v;
                 }
                 vec![]
             }
             Op::AtomicAdd { buffer, index, value } => {
-                let (i, v) = (frame.get(*index) as usize, frame.get(*value));
                 let elem = self.module.buffers[*buffer as usize].elem;
+                let (i, v) = (frame.get(*index).index(), frame.get(*value));
                 if let Some(slot) = self.buffers[*buffer as usize].get_mut(i) {
-                    *slot = binary(BinaryOp::Add, elem, *slot, v);
+                    *slot = L::binary(BinaryOp::Add, elem, L::from_bits(elem, *slot), v).to_bits(elem);
+                }
+                vec![]
+            }
+            Op::LocalLoad { array, index } => {
+                let i = frame.get(*index).index();
+                let elem = f.locals[*array as usize].elem;
+                vec![frame.locals[*array as usize].get(i).copied().unwrap_or_else(|| L::from_bits(elem, 0))]
+            }
+            Op::LocalStore { array, index, value } => {
+                let (i, v) = (frame.get(*index).index(), frame.get(*value));
+                if let Some(slot) = frame.locals[*array as usize].get_mut(i) {
+                    *slot = v;
                 }
                 vec![]
             }
             Op::If { cond, then, els } => {
-                let region = if frame.get(*cond) != 0 { then } else { els };
+                let region = if frame.get(*cond).is_true() { then } else { els };
                 self.region(frame, region)?
             }
-            Op::Loop { init, body } => {
-                let mut carried: Vec<Bits> = init.iter().map(|&v| frame.get(v)).collect();
+            Op::Loop { init, body, .. } => {
+                let mut carried: Vec<L> = init.iter().map(|&v| frame.get(v)).collect();
                 let mut iterations = 0u64;
                 loop {
                     for (&p, &v) in body.params.iter().zip(&carried) {
@@ -179,7 +238,7 @@ impl<'m> Interpreter<'m> {
                     }
                     let out = self.region(frame, body)?;
                     carried = out[1..].to_vec();
-                    if out[0] == 0 {
+                    if !out[0].is_true() {
                         break;
                     }
                     iterations += 1;
@@ -197,155 +256,22 @@ impl<'m> Interpreter<'m> {
     }
 }
 
-struct Frame<'m> {
+/// The state of one call: its values and its local arrays.
+struct Frame<'m, L> {
     f: &'m Function,
-    values: Vec<Bits>,
+    values: Vec<L>,
+    /// The call's local arrays, zeroed on entry.
+    locals: Vec<Vec<L>>,
     depth: usize,
 }
 
-impl Frame<'_> {
-    fn get(&self, v: Value) -> Bits {
+impl<L: Lane> Frame<'_, L> {
+    fn get(&self, v: Value) -> L {
         self.values[v.0 as usize]
     }
 
-    fn set(&mut self, v: Value, bits: Bits) {
-        self.values[v.0 as usize] = bits;
-    }
-}
-
-fn fl(bits: Bits) -> f32 {
-    f32::from_bits(bits)
-}
-
-pub fn unary(op: UnaryOp, ty: Ty, a: Bits) -> Bits {
-    match (op, ty) {
-        (UnaryOp::Neg, Ty::F32) => a ^ 0x8000_0000,
-        (UnaryOp::Neg, _) => (a as i32).wrapping_neg() as Bits,
-        (UnaryOp::Not, Ty::Bool) => (a == 0) as Bits,
-        (UnaryOp::Not, _) => !a,
-        (UnaryOp::Abs, _) => a & 0x7fff_ffff,
-        (UnaryOp::Sqrt, _) => fl(a).sqrt().to_bits(),
-        (UnaryOp::Floor, _) => fl(a).floor().to_bits(),
-        (UnaryOp::Ceil, _) => fl(a).ceil().to_bits(),
-        (UnaryOp::Trunc, _) => fl(a).trunc().to_bits(),
-        (UnaryOp::Round, _) => fl(a).round().to_bits(),
-    }
-}
-
-pub fn binary(op: BinaryOp, ty: Ty, a: Bits, b: Bits) -> Bits {
-    use BinaryOp::*;
-    match ty {
-        Ty::F32 => {
-            let (x, y) = (fl(a), fl(b));
-            let r = match op {
-                Add => x + y,
-                Sub => x - y,
-                Mul => x * y,
-                Div => x / y,
-                Rem => x % y,
-                Min => {
-                    if x < y {
-                        x
-                    } else {
-                        y
-                    }
-                }
-                Max => {
-                    if x > y {
-                        x
-                    } else {
-                        y
-                    }
-                }
-                CopySign => x.copysign(y),
-                And | Or | Xor | Shl | Shr => unreachable!("the verifier rejects {op:?} on f32"),
-            };
-            r.to_bits()
-        }
-        Ty::I32 => {
-            let (x, y) = (a as i32, b as i32);
-            let r = match op {
-                Add => x.wrapping_add(y),
-                Sub => x.wrapping_sub(y),
-                Mul => x.wrapping_mul(y),
-                Div if y == 0 => 0,
-                Div => x.wrapping_div(y),
-                Rem if y == 0 => x,
-                Rem => x.wrapping_rem(y),
-                Min => x.min(y),
-                Max => x.max(y),
-                And => x & y,
-                Or => x | y,
-                Xor => x ^ y,
-                Shl => x.wrapping_shl(b),
-                Shr => x.wrapping_shr(b),
-                CopySign => unreachable!("the verifier rejects copysign on integers"),
-            };
-            r as Bits
-        }
-        Ty::U32 => match op {
-            Add => a.wrapping_add(b),
-            Sub => a.wrapping_sub(b),
-            Mul => a.wrapping_mul(b),
-            Div if b == 0 => 0,
-            Div => a / b,
-            Rem if b == 0 => a,
-            Rem => a % b,
-            Min => a.min(b),
-            Max => a.max(b),
-            And => a & b,
-            Or => a | b,
-            Xor => a ^ b,
-            Shl => a.wrapping_shl(b),
-            Shr => a.wrapping_shr(b),
-            CopySign => unreachable!("the verifier rejects copysign on integers"),
-        },
-        Ty::Bool => match op {
-            And => a & b,
-            Or => a | b,
-            Xor => a ^ b,
-            _ => unreachable!("the verifier rejects {op:?} on bool"),
-        },
-    }
-}
-
-pub fn compare(op: CmpOp, ty: Ty, a: Bits, b: Bits) -> bool {
-    use std::cmp::Ordering;
-    let ord: Option<Ordering> = match ty {
-        Ty::F32 => fl(a).partial_cmp(&fl(b)),
-        Ty::I32 => Some((a as i32).cmp(&(b as i32))),
-        Ty::U32 | Ty::Bool => Some(a.cmp(&b)),
-    };
-    match (op, ord) {
-        (CmpOp::Ne, None) => true,
-        (_, None) => false,
-        (CmpOp::Eq, Some(o)) => o == Ordering::Equal,
-        (CmpOp::Ne, Some(o)) => o != Ordering::Equal,
-        (CmpOp::Lt, Some(o)) => o == Ordering::Less,
-        (CmpOp::Le, Some(o)) => o != Ordering::Greater,
-        (CmpOp::Gt, Some(o)) => o == Ordering::Greater,
-        (CmpOp::Ge, Some(o)) => o != Ordering::Less,
-    }
-}
-
-/// The reference value of a transcendental function (Rust's `f32` methods).
-pub fn math(op: MathOp, x: &[f32]) -> f32 {
-    match op {
-        MathOp::Sin => x[0].sin(),
-        MathOp::Cos => x[0].cos(),
-        MathOp::Tan => x[0].tan(),
-        MathOp::Asin => x[0].asin(),
-        MathOp::Acos => x[0].acos(),
-        MathOp::Atan => x[0].atan(),
-        MathOp::Atan2 => x[0].atan2(x[1]),
-        MathOp::Sinh => x[0].sinh(),
-        MathOp::Cosh => x[0].cosh(),
-        MathOp::Tanh => x[0].tanh(),
-        MathOp::Exp => x[0].exp(),
-        MathOp::Exp2 => x[0].exp2(),
-        MathOp::Log => x[0].ln(),
-        MathOp::Log2 => x[0].log2(),
-        MathOp::Pow => x[0].powf(x[1]),
+    fn set(&mut self, v: Value, x: L) {
+        self.values[v.0 as usize] = x;
     }
 }
 

@@ -166,6 +166,16 @@ impl<'f> Builder<'f> {
         self.push(Op::AtomicAdd { buffer, index, value }, &[]);
     }
 
+    /// Reads element `index` of the function's local array `array` (see [`Function::add_local`]).
+    pub fn local_load(&mut self, array: u32, index: Value) -> Value {
+        let elem = self.func.locals[array as usize].elem;
+        self.push1(Op::LocalLoad { array, index }, elem)
+    }
+
+    pub fn local_store(&mut self, array: u32, index: Value, value: Value) {
+        self.push(Op::LocalStore { array, index, value }, &[]);
+    }
+
     /// Builds `if cond { then } else { els }`; each closure returns the values its region
     /// yields (the same types on both sides), which become the results.
     pub fn if_(
@@ -198,6 +208,16 @@ impl<'f> Builder<'f> {
         init: Vec<Value>,
         body: impl FnOnce(&mut Self, &[Value]) -> (Value, Vec<Value>),
     ) -> Vec<Value> {
+        self.bounded_loop(init, None, body)
+    }
+
+    /// [`Builder::loop_`] with the source's `@max_iters` bound recorded on the loop.
+    pub fn bounded_loop(
+        &mut self,
+        init: Vec<Value>,
+        max_iters: Option<u32>,
+        body: impl FnOnce(&mut Self, &[Value]) -> (Value, Vec<Value>),
+    ) -> Vec<Value> {
         let types: Vec<Ty> = init.iter().map(|&v| self.ty(v)).collect();
         let params: Vec<Value> = types.iter().map(|&t| self.func.new_value(t)).collect();
         self.regions.push(Vec::new());
@@ -205,6 +225,6 @@ impl<'f> Builder<'f> {
         let insts = self.regions.pop().expect("opened above");
         let mut yields = vec![cont];
         yields.extend(next);
-        self.push(Op::Loop { init, body: Region { params, insts, yields } }, &types)
+        self.push(Op::Loop { init, body: Region { params, insts, yields }, max_iters }, &types)
     }
 }

@@ -7,6 +7,10 @@
 //!     return %4
 //! }
 //! ```
+//!
+//! A function with local arrays lists them after its result types
+//! (`locals(L0: [f32; 8], L1: [u32; 2])`); they are accessed by `local_load L0[%4]` and
+//! `local_store L0[%4], %5`. A loop with a source bound prints it: `loop (%1) |%2| max_iters 16 {`.
 
 use crate::*;
 use std::fmt::Write;
@@ -38,7 +42,14 @@ pub fn print_function(module: &Module, f: &Function) -> String {
     let params: Vec<String> =
         f.params.iter().map(|prm| format!("%{} {}: {}", prm.value.0, prm.name, f.ty(prm.value).name())).collect();
     let results: Vec<&str> = f.result_types.iter().map(|t| t.name()).collect();
-    let _ = writeln!(p.out, "fn {}({}) -> ({}) {{", f.name, params.join(", "), results.join(", "));
+    let locals = if f.locals.is_empty() {
+        String::new()
+    } else {
+        let arrays: Vec<String> =
+            f.locals.iter().enumerate().map(|(i, a)| format!("L{i}: [{}; {}]", a.elem.name(), a.len)).collect();
+        format!(" locals({})", arrays.join(", "))
+    };
+    let _ = writeln!(p.out, "fn {}({}) -> ({}){locals} {{", f.name, params.join(", "), results.join(", "));
     for inst in &f.body.insts {
         p.inst(inst);
     }
@@ -120,6 +131,8 @@ impl Printer<'_> {
             Op::Load { buffer, index } => format!("load #{buffer}[{}]", v(index)),
             Op::Store { buffer, index, value } => format!("store #{buffer}[{}], {}", v(index), v(value)),
             Op::AtomicAdd { buffer, index, value } => format!("atomic_add #{buffer}[{}], {}", v(index), v(value)),
+            Op::LocalLoad { array, index } => format!("local_load L{array}[{}]", v(index)),
+            Op::LocalStore { array, index, value } => format!("local_store L{array}[{}], {}", v(index), v(value)),
             Op::If { cond, then, els } => {
                 self.line(&format!("{lhs}if {} {{", v(cond)));
                 self.region_body(then);
@@ -128,8 +141,9 @@ impl Printer<'_> {
                 self.line("}");
                 return;
             }
-            Op::Loop { init, body } => {
-                self.line(&format!("{lhs}loop ({}) |{}| {{", list(init), list(&body.params)));
+            Op::Loop { init, body, max_iters } => {
+                let bound = max_iters.map_or(String::new(), |n| format!(" max_iters {n}"));
+                self.line(&format!("{lhs}loop ({}) |{}|{bound} {{", list(init), list(&body.params)));
                 self.region_body(body);
                 self.line("}");
                 return;

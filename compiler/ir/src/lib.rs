@@ -127,6 +127,15 @@ pub struct Function {
     pub body: Region,
     /// The type of every value, indexed by [`Value`].
     pub value_types: Vec<Ty>,
+    /// Scratch arrays of this function, indexed by `LocalLoad`/`LocalStore`'s `array`.
+    pub locals: Vec<LocalArray>,
+}
+
+/// Per-lane scratch memory owned by one call of a function (reverse-mode tapes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LocalArray {
+    pub elem: Ty,
+    pub len: u32,
 }
 
 impl Function {
@@ -137,6 +146,7 @@ impl Function {
             result_types: Vec::new(),
             body: Region::default(),
             value_types: Vec::new(),
+            locals: Vec::new(),
         }
     }
 
@@ -154,6 +164,12 @@ impl Function {
         let value = self.new_value(ty);
         self.params.push(Param { value, name: name.into() });
         value
+    }
+
+    /// Declares a scratch array of `len` elements of type `elem` and returns its index.
+    pub fn add_local(&mut self, elem: Ty, len: u32) -> u32 {
+        self.locals.push(LocalArray { elem, len });
+        self.locals.len() as u32 - 1
     }
 
     pub fn param_types(&self) -> Vec<Ty> {

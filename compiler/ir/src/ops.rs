@@ -1,10 +1,13 @@
 //! The operations of the IR and their exact semantics.
 //!
-//! Three rules hold for every module, and passes rely on them:
+//! These rules hold for every module, and passes rely on them:
 //! - which NaN (sign and payload) an operation returns when its result is NaN is unspecified:
 //!   any arithmetic may return any NaN, so `x * 1.0` may be replaced by `x`;
-//! - host functions ([`Op::CallExtern`]) neither read nor write the module's buffers; they
-//!   may have other effects, so they are never removed, duplicated or reordered;
+//! - host functions ([`Op::CallExtern`]) neither read nor write the module's buffers (nor, of
+//!   course, a call's local arrays); they may have other effects, so they are never removed,
+//!   duplicated or reordered;
+//! - a local array ([`Op::LocalLoad`], [`Op::LocalStore`]) belongs to one call of its function:
+//!   calls never share them, and different arrays never alias;
 //! - every loop terminates: a loop without effects whose results are unused may be removed.
 
 use crate::{Const, FuncId, Region, Ty, Value};
@@ -52,6 +55,18 @@ pub enum Op {
         index: Value,
         value: Value,
     },
+    /// Reads element `index` (u32) of local array `array` of the current call. Out of range
+    /// gives 0; an element not yet written in this call reads as an unspecified value.
+    LocalLoad {
+        array: u32,
+        index: Value,
+    },
+    /// Writes element `index` of a local array of the current call. Out of range is dropped.
+    LocalStore {
+        array: u32,
+        index: Value,
+        value: Value,
+    },
     /// Returns its operand unchanged; derivatives do not flow through it (`detach(x)`).
     Detach(Value),
     /// Has the value of the first operand and, for differentiation, the derivative of the
@@ -69,6 +84,10 @@ pub enum Op {
     Loop {
         init: Vec<Value>,
         body: Region,
+        /// The `@max_iters(N)` bound of the source loop, when it has one. Informational (the
+        /// lowering already makes such a loop stop after N iterations): the autodiff sizes
+        /// its tapes by it, and passes that rebuild a loop keep it.
+        max_iters: Option<u32>,
     },
 }
 

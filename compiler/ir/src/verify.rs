@@ -222,6 +222,17 @@ impl Verifier<'_> {
                 }
                 vec![]
             }
+            Op::LocalLoad { array, index } => {
+                let elem = self.local(*array)?;
+                self.expect(*index, Ty::U32, "local load index")?;
+                vec![elem]
+            }
+            Op::LocalStore { array, index, value } => {
+                let elem = self.local(*array)?;
+                self.expect(*index, Ty::U32, "local store index")?;
+                self.expect(*value, elem, "value stored in a local array")?;
+                vec![]
+            }
             Op::If { cond, then, els } => {
                 self.expect(*cond, Ty::Bool, "if condition")?;
                 if !then.params.is_empty() || !els.params.is_empty() {
@@ -234,7 +245,10 @@ impl Verifier<'_> {
                 }
                 a
             }
-            Op::Loop { init, body } => {
+            Op::Loop { init, body, max_iters } => {
+                if *max_iters == Some(0) {
+                    return Err("a loop bound `max_iters` is at least 1".into());
+                }
                 if body.params.len() != init.len() {
                     return Err(format!(
                         "loop has {} initial values but {} carried params",
@@ -270,6 +284,10 @@ impl Verifier<'_> {
             self.expect(a, t, name)?;
         }
         Ok(())
+    }
+
+    fn local(&self, index: u32) -> Result<Ty, String> {
+        self.function.locals.get(index as usize).map(|a| a.elem).ok_or_else(|| format!("unknown local array {index}"))
     }
 
     fn buffer(&self, index: u32) -> Result<Ty, String> {

@@ -8,7 +8,7 @@ use crate::layout::flat_types;
 use drs_ir::{FuncId, Ty, Value};
 use drs_sema::program::{FnId, FnOwner, Resolution};
 use drs_sema::types::Type;
-use drs_syntax::ast::{Expr, ExprKind, Ident};
+use drs_syntax::ast::{DiffMode, Expr, ExprKind, Ident};
 
 #[derive(Clone, Copy)]
 enum Callee {
@@ -18,8 +18,8 @@ enum Callee {
 
 impl FnLowerer<'_, '_> {
     pub(crate) fn call_expr(&mut self, e: &Expr, callee: &Expr, args: &[Expr]) -> LResult<Vec<Value>> {
-        if let ExprKind::Derivative { .. } = callee.kind {
-            return Err(self.derivative_unsupported(callee.span));
+        if let ExprKind::Derivative { mode, .. } = callee.kind {
+            return self.derivative_call(e, callee, mode, args);
         }
         match self.info.resolutions.get(&callee.id) {
             Some(Resolution::Fn(f)) => {
@@ -34,6 +34,36 @@ impl FnLowerer<'_, '_> {
             Some(Resolution::Constructor(ty)) => self.constructor(e, ty, args),
             _ => Err(self.internal(callee.span, "a call of something that is not a function")),
         }
+    }
+
+    /// `fwd_diff(f)(args)` / `bwd_diff(f)(args)`: a call of `f`'s custom derivative when it has
+    /// one, else of the derivative the autodiff generates after all functions are lowered.
+    fn derivative_call(&mut self, e: &Expr, callee: &Expr, mode: DiffMode, args: &[Expr]) -> LResult<Vec<Value>> {
+        let Some(Resolution::Fn(f)) = self.info.resolutions.get(&callee.id) else {
+            return Err(self.internal(callee.span, "an unresolved derivative"));
+        };
+        let f = *f;
+        let mut values = Vec::new();
+        for a in args {
+            values.extend(self.lower_expr(a)?);
+        }
+        let def = &self.program.functions[f];
+        let custom = match mode {
+            DiffMode::Fwd => def.custom_fwd,
+            DiffMode::Bwd => def.custom_bwd,
+        };
+        if let Some(g) = custom {
+            return self.call_fn(g, values, e);
+        }
+        if let FnOwner::Plugin(p) = def.owner {
+            match self.plugin {
+                Some((q, instance)) if q == p => values.insert(0, instance),
+                _ => return Err(self.internal(e.span, "a plugin method differentiated from outside its plugin")),
+            }
+        }
+        let results = self.tys(self.ty_of(e)?);
+        let id = self.m.derivative_id(f, mode);
+        self.emit_call(Callee::Function(id), values, results)
     }
 
     /// `x.m(args)`: the receiver is the first argument.

@@ -221,6 +221,7 @@ impl FnLowerer<'_, '_> {
     }
 
     fn loop_now(&mut self, e: &Expr) -> LResult<Vec<Value>> {
+        self.loop_spans.push(e.span);
         let (attrs, body) = match &e.kind {
             ExprKind::Loop { attrs, body }
             | ExprKind::While { attrs, body, .. }
@@ -341,7 +342,7 @@ impl FnLowerer<'_, '_> {
         let results: Vec<Value> = types.iter().map(|&t| self.e.new_value(t)).collect();
         self.e.push_inst(Inst {
             results: results.clone(),
-            op: Op::Loop { init, body: Region { params, insts, yields } },
+            op: Op::Loop { init, body: Region { params, insts, yields }, max_iters },
         });
 
         self.env.restore(&before);

@@ -53,15 +53,8 @@ impl FnLowerer<'_, '_> {
             ExprKind::Block(block) => self.lower_block(block),
             ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref()),
             ExprKind::Loop { .. } | ExprKind::While { .. } | ExprKind::For { .. } => self.loop_expr(e),
-            ExprKind::Derivative { .. } => Err(self.derivative_unsupported(e.span)),
+            ExprKind::Derivative { .. } => Err(self.internal(e.span, "a derivative that is not called")),
         }
-    }
-
-    pub(crate) fn derivative_unsupported(&self, span: Span) -> crate::LowerError {
-        self.unsupported(
-            span,
-            "`fwd_diff`/`bwd_diff` calls are lowered by the autodiff stage, which does not exist yet",
-        )
     }
 
     /// A literal, splatted to its type (a float literal whose type is a vector or Color);

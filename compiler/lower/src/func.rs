@@ -40,10 +40,13 @@ pub(crate) struct FnLowerer<'m, 'p> {
     /// Whether a jump may have happened since the last guard: the code lowered next must
     /// run only if none did.
     pub(crate) maybe_jumped: bool,
+    /// The span of each loop lowered so far, in the order the loops start (the pre-order of
+    /// the IR's loops), for errors of the autodiff about a loop.
+    pub(crate) loop_spans: Vec<Span>,
 }
 
-/// Lowers a function with a body.
-pub(crate) fn lower_function(m: &mut ModuleCx<'_>, f: FnId) -> LResult<Function> {
+/// Lowers a function with a body; also returns the spans of its loops in pre-order.
+pub(crate) fn lower_function(m: &mut ModuleCx<'_>, f: FnId) -> LResult<(Function, Vec<Span>)> {
     let program = m.program;
     let def = &program.functions[f];
     let body = program.fn_decl(f).body.as_ref().expect("planned functions have bodies");
@@ -87,6 +90,7 @@ pub(crate) fn lower_function(m: &mut ModuleCx<'_>, f: FnId) -> LResult<Function>
         ret: None,
         loops: Vec::new(),
         maybe_jumped: false,
+        loop_spans: Vec::new(),
     };
     if block_jumps(body).returns {
         let flag = lw.env.add_slot(vec![Ty::Bool]);
@@ -111,7 +115,8 @@ pub(crate) fn lower_function(m: &mut ModuleCx<'_>, f: FnId) -> LResult<Function>
         }
         None => lw.fit(tail, &result_types),
     };
-    Ok(lw.e.finish(results))
+    let loop_spans = std::mem::take(&mut lw.loop_spans);
+    Ok((lw.e.finish(results), loop_spans))
 }
 
 impl<'m, 'p> FnLowerer<'m, 'p> {
@@ -140,6 +145,7 @@ impl<'m, 'p> FnLowerer<'m, 'p> {
             ret: None,
             loops: Vec::new(),
             maybe_jumped: false,
+            loop_spans: Vec::new(),
         };
         let values = lw.lower_expr(value)?;
         // A float literal default of a vector or Color parameter is splatted by its type.

@@ -44,6 +44,7 @@ use drs_diagnostics::{SourceMap, Span};
 use drs_ir::FuncId;
 use drs_sema::program::FnId;
 use drs_sema::{LoadOptions, Program};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -125,6 +126,33 @@ impl LoweredProgram {
         let mut candidates: Vec<FnId> = self.lowered.functions.keys().copied().filter(matches).collect();
         candidates.sort_by_key(|&f| (self.program.modules[self.program.functions[f].module].is_stdlib, f));
         candidates.first().copied()
+    }
+
+    /// The derivative of function `f` in `mode`, generated from its body into the module
+    /// (with the derivatives of its callees) or reused. Custom derivatives of `f`'s callees
+    /// are called; `f`'s own is not (this is the automatic derivative).
+    pub fn derivative(&mut self, f: FnId, mode: drs_ad::Mode) -> Result<FuncId, LowerError> {
+        let id = *self.lowered.functions.get(&f).ok_or_else(|| LowerError::Unsupported {
+            function: self.program.fn_path(f),
+            span: self.program.functions[f].name_span,
+            message: "the function has no IR (it could not be lowered)".into(),
+        })?;
+        let mut differentiator = drs_ad::Differentiator::new(&mut self.lowered.module, &mut self.lowered.ad);
+        differentiator.derivative(id, mode).map_err(|e| {
+            let mut spans: HashMap<FuncId, Span> = HashMap::new();
+            for (&fn_id, &func) in &self.lowered.functions {
+                spans.insert(func, self.program.functions[fn_id].name_span);
+            }
+            let origins: Vec<(String, Span)> = self
+                .lowered
+                .module
+                .functions
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (g.name.clone(), spans.get(&FuncId(i as u32)).copied().unwrap_or_default()))
+                .collect();
+            module::ad_error(e, &origins, &self.lowered.loop_spans, mode)
+        })
     }
 
     /// The lowering errors, rendered one per line.

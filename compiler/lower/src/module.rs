@@ -4,11 +4,12 @@
 use crate::func::{self, FnLowerer};
 use crate::layout::{flat_types, HostValue, Layout};
 use crate::LowerError;
+use drs_diagnostics::Span;
 use drs_ir::*;
 use drs_sema::program::{FnId, FnOwner, PluginId};
 use drs_sema::types::{PluginKind, Type};
 use drs_sema::Program;
-use drs_syntax::ast;
+use drs_syntax::ast::{self, DiffMode};
 use std::collections::{BTreeSet, HashMap};
 
 /// The IR of a program, with what callers need to call it and to fill its buffers.
@@ -23,6 +24,11 @@ pub struct Lowered {
     pub plugins: Vec<PluginLayout>,
     /// The functions that could not be lowered, and why.
     pub errors: Vec<LowerError>,
+    /// Differentiation facts of the module, for generating more derivatives later
+    /// ([`drs_ad::Differentiator`]).
+    pub ad: drs_ad::AdInfo,
+    /// Per function: the spans of its loops in pre-order (empty for generated functions).
+    pub loop_spans: Vec<Vec<Span>>,
 }
 
 impl Lowered {
@@ -92,9 +98,24 @@ pub(crate) struct ModuleCx<'p> {
     pub(crate) fn_externs: HashMap<FnId, u32>,
     pub(crate) buffers: Vec<BufferDecl>,
     pub(crate) param_buffers: HashMap<(PluginId, usize), Vec<u32>>,
+    /// `fwd_diff(f)`/`bwd_diff(f)` called without a custom derivative: their provisional ids
+    /// follow the planned functions'.
+    derivative_requests: Vec<(FnId, DiffMode)>,
 }
 
 impl<'p> ModuleCx<'p> {
+    /// The provisional id of the generated derivative of `f`, requested on first use.
+    pub(crate) fn derivative_id(&mut self, f: FnId, mode: DiffMode) -> FuncId {
+        let k = match self.derivative_requests.iter().position(|&r| r == (f, mode)) {
+            Some(k) => k,
+            None => {
+                self.derivative_requests.push((f, mode));
+                self.derivative_requests.len() - 1
+            }
+        };
+        FuncId((self.fn_ids.len() + k) as u32)
+    }
+
     /// The extern named `name`, declared on first use. The same name with another signature
     /// is an internal error.
     pub(crate) fn extern_id(&mut self, name: &str, params: Vec<Ty>, results: Vec<Ty>) -> Result<u32, String> {
@@ -175,6 +196,7 @@ pub fn lower_program(program: &Program) -> Lowered {
         fn_externs: HashMap::new(),
         buffers: Vec::new(),
         param_buffers: HashMap::new(),
+        derivative_requests: Vec::new(),
     };
     let mut errors = Vec::new();
     // The program's externs, in declaration order.
@@ -216,12 +238,17 @@ pub fn lower_program(program: &Program) -> Lowered {
     }
 
     let mut lowered: Vec<Option<Function>> = Vec::with_capacity(planned.len());
+    let mut loop_spans: Vec<Vec<Span>> = Vec::with_capacity(planned.len());
     for &f in &planned {
         match func::lower_function(&mut cx, f) {
-            Ok(function) => lowered.push(Some(function)),
+            Ok((function, spans)) => {
+                lowered.push(Some(function));
+                loop_spans.push(spans);
+            }
             Err(e) => {
                 errors.push(e);
                 lowered.push(None);
+                loop_spans.push(Vec::new());
             }
         }
     }
@@ -233,21 +260,117 @@ pub fn lower_program(program: &Program) -> Lowered {
             }
         }
     }
+    let mut origins: Vec<(String, Span)> =
+        planned.iter().map(|&f| (cx.names[&f].clone(), program.functions[f].name_span)).collect();
+    drop_failed_callers(&mut lowered, &origins, &mut errors);
 
-    // Functions that call a function that failed fail too, until nothing changes.
+    // Custom derivatives of host functions are not called by the autodiff (it calls the
+    // host derivatives `fwd_diff(name)`/`bwd_diff(name)`): say so rather than ignore them.
+    let mut extern_fns: Vec<FnId> = cx.fn_externs.keys().copied().collect();
+    extern_fns.sort();
+    for f in extern_fns {
+        let def = &program.functions[f];
+        if def.custom_fwd.is_some() || def.custom_bwd.is_some() {
+            errors.push(LowerError::Unsupported {
+                function: cx.names[&f].clone(),
+                span: def.name_span,
+                message: "custom derivatives of `extern fn`s are not supported: derivatives call the host \
+                          derivatives `fwd_diff(..)`/`bwd_diff(..)` of the extern, which the runtime provides"
+                    .into(),
+            });
+        }
+    }
+
+    // Generate the requested derivatives into placeholders at their provisional ids.
+    let mut info = ad_info(program, &cx, &planned);
+    let mut alive: Vec<bool> = lowered.iter().map(Option::is_some).collect();
+    let requests = std::mem::take(&mut cx.derivative_requests);
+    let mut module = Module {
+        functions: lowered.into_iter().map(|f| f.unwrap_or_else(|| Function::new("<not lowered>"))).collect(),
+        externs: cx.externs,
+        buffers: cx.buffers,
+    };
+    for &(f, mode) in &requests {
+        let name = format!("{}({})", ad_mode(mode).name(), cx.names[&f]);
+        origins.push((name.clone(), program.functions[f].name_span));
+        module.add_function(Function::new(name));
+        info.functions.push(drs_ad::FnDiff::default());
+        alive.push(false);
+        loop_spans.push(Vec::new());
+    }
+    {
+        let mut differentiator = drs_ad::Differentiator::new(&mut module, &mut info);
+        for (k, &(f, mode)) in requests.iter().enumerate() {
+            let id = FuncId((planned.len() + k) as u32);
+            let primal = cx.fn_ids[&f];
+            if !alive[primal.0 as usize] {
+                continue; // Its callers fail below, with the primal's own error reported.
+            }
+            match differentiator.derivative_into(primal, ad_mode(mode), id) {
+                Ok(()) => alive[id.0 as usize] = true,
+                Err(e) => errors.push(ad_error(e, &origins, &loop_spans, ad_mode(mode))),
+            }
+        }
+    }
+    let first_generated = origins.len();
+    for function in &module.functions[first_generated..] {
+        origins.push((function.name.clone(), Span::default()));
+    }
+    alive.resize(module.functions.len(), true);
+    loop_spans.resize(module.functions.len(), Vec::new());
+    let Module { functions, externs, buffers } = module;
+    let mut lowered: Vec<Option<Function>> =
+        functions.into_iter().zip(&alive).map(|(f, &alive)| alive.then_some(f)).collect();
+    drop_failed_callers(&mut lowered, &origins, &mut errors);
+
+    // Renumber the functions that lowered.
+    let mut new_ids: HashMap<FuncId, FuncId> = HashMap::new();
+    let mut module_functions = Vec::new();
+    let mut kept = Vec::new();
+    for (i, function) in lowered.into_iter().enumerate() {
+        if let Some(function) = function {
+            new_ids.insert(FuncId(i as u32), FuncId(module_functions.len() as u32));
+            module_functions.push(function);
+            kept.push(i);
+        }
+    }
+    let functions =
+        planned.iter().enumerate().filter_map(|(i, f)| Some((*f, *new_ids.get(&FuncId(i as u32))?))).collect();
+    for function in &mut module_functions {
+        renumber_calls(&mut function.body, &new_ids);
+    }
+    let ad = drs_ad::AdInfo {
+        functions: kept.iter().map(|&i| renumber_fn_diff(&info.functions[i], &new_ids)).collect(),
+        externs: info.externs,
+        buffers: info.buffers,
+    };
+    let loop_spans = kept.iter().map(|&i| std::mem::take(&mut loop_spans[i])).collect();
+    let module = Module { functions: module_functions, externs, buffers };
+    Lowered { module, functions, externs: cx.fn_externs, plugins, errors, ad, loop_spans }
+}
+
+fn ad_mode(mode: DiffMode) -> drs_ad::Mode {
+    match mode {
+        DiffMode::Fwd => drs_ad::Mode::Fwd,
+        DiffMode::Bwd => drs_ad::Mode::Bwd,
+    }
+}
+
+/// Removes the functions that call a function that failed, until nothing changes, with an
+/// error for each. `origins` names each function and gives the span to report.
+fn drop_failed_callers(lowered: &mut [Option<Function>], origins: &[(String, Span)], errors: &mut Vec<LowerError>) {
     loop {
         let mut changed = false;
         for i in 0..lowered.len() {
             let Some(function) = &lowered[i] else { continue };
             let mut called = BTreeSet::new();
             callees(&function.body, &mut called);
-            if let Some(bad) = called.into_iter().find(|c| lowered[c.0 as usize].is_none()) {
-                let f = planned[i];
-                let callee = &cx.names[&planned[bad.0 as usize]];
+            // Ids past the end are derivatives not generated yet.
+            if let Some(bad) = called.into_iter().find(|c| lowered.get(c.0 as usize).is_some_and(Option::is_none)) {
                 errors.push(LowerError::Dependency {
-                    function: cx.names[&f].clone(),
-                    span: program.functions[f].name_span,
-                    message: format!("it calls `{callee}`, which could not be lowered"),
+                    function: origins[i].0.clone(),
+                    span: origins[i].1,
+                    message: format!("it calls `{}`, which could not be lowered", origins[bad.0 as usize].0),
                 });
                 lowered[i] = None;
                 changed = true;
@@ -257,24 +380,83 @@ pub fn lower_program(program: &Program) -> Lowered {
             break;
         }
     }
+}
 
-    // Renumber the functions that lowered.
-    let mut new_ids: HashMap<FuncId, FuncId> = HashMap::new();
-    let mut functions = HashMap::new();
-    let mut module_functions = Vec::new();
-    for (i, function) in lowered.into_iter().enumerate() {
-        if let Some(function) = function {
-            let id = FuncId(module_functions.len() as u32);
-            new_ids.insert(FuncId(i as u32), id);
-            functions.insert(planned[i], id);
-            module_functions.push(function);
+/// Differentiation facts of the planned functions (by provisional id), the externs and the
+/// parameter buffers.
+fn ad_info(program: &Program, cx: &ModuleCx<'_>, planned: &[FnId]) -> drs_ad::AdInfo {
+    let is_method = |f: FnId| matches!(program.functions[f].owner, FnOwner::Plugin(_));
+    let custom = |f: FnId, g: Option<FnId>| {
+        let g = g?;
+        Some(drs_ad::CustomDerivative { func: *cx.fn_ids.get(&g)?, drop_instance: is_method(f) && !is_method(g) })
+    };
+    let functions = planned
+        .iter()
+        .map(|&f| {
+            let def = &program.functions[f];
+            let mut tangent_params = vec![false; usize::from(is_method(f))];
+            for p in &def.params {
+                let differentiable = !p.no_diff && program.is_differentiable(&p.ty);
+                tangent_params.extend(std::iter::repeat_n(differentiable, flat_types(program, &p.ty).len()));
+            }
+            drs_ad::FnDiff {
+                tangent_params,
+                custom_fwd: custom(f, def.custom_fwd),
+                custom_bwd: custom(f, def.custom_bwd),
+            }
+        })
+        .collect();
+    // Host functions: `extern fn`s unless `@no_diff`; calls through plugin references are
+    // differentiable (the runtime links them to the plugins' derivatives).
+    let no_diff_externs: BTreeSet<u32> =
+        cx.fn_externs.iter().filter(|(f, _)| program.functions[**f].no_diff).map(|(_, &e)| e).collect();
+    let externs = (0..cx.externs.len() as u32).map(|e| !no_diff_externs.contains(&e)).collect();
+    let mut buffers = vec![false; cx.buffers.len()];
+    for ((p, i), ids) in &cx.param_buffers {
+        let param = &program.plugins[*p].params[*i];
+        let differentiable = !param.no_diff && program.is_differentiable(&param.ty);
+        for &b in ids {
+            buffers[b as usize] = differentiable && cx.buffers[b as usize].elem == Ty::F32;
         }
     }
-    for function in &mut module_functions {
-        renumber_calls(&mut function.body, &new_ids);
+    drs_ad::AdInfo { functions, externs, buffers }
+}
+
+fn renumber_fn_diff(d: &drs_ad::FnDiff, new_ids: &HashMap<FuncId, FuncId>) -> drs_ad::FnDiff {
+    let renumber = |c: Option<drs_ad::CustomDerivative>| {
+        c.and_then(|c| Some(drs_ad::CustomDerivative { func: *new_ids.get(&c.func)?, ..c }))
+    };
+    drs_ad::FnDiff {
+        tangent_params: d.tangent_params.clone(),
+        custom_fwd: renumber(d.custom_fwd),
+        custom_bwd: renumber(d.custom_bwd),
     }
-    let module = Module { functions: module_functions, externs: cx.externs, buffers: cx.buffers };
-    Lowered { module, functions, externs: cx.fn_externs, plugins, errors }
+}
+
+/// The lowering error for a derivative the autodiff could not generate.
+pub(crate) fn ad_error(
+    e: drs_ad::AdError,
+    origins: &[(String, Span)],
+    loop_spans: &[Vec<Span>],
+    mode: drs_ad::Mode,
+) -> LowerError {
+    match e {
+        drs_ad::AdError::UnboundedLoop { function, loop_index, required_by } => {
+            let (name, fallback) = &origins[function.0 as usize];
+            let span =
+                loop_spans.get(function.0 as usize).and_then(|s| s.get(loop_index)).copied().unwrap_or(*fallback);
+            let requested = &origins[required_by.0 as usize].0;
+            LowerError::Unsupported {
+                function: name.clone(),
+                span,
+                message: format!(
+                    "`{}({requested})` needs the reverse derivative of this loop, which has no `@max_iters(N)` bound: \
+                     add one (the derivative keeps N iterations of state) or give `{name}` a `@custom_bwd`",
+                    mode.name()
+                ),
+            }
+        }
+    }
 }
 
 /// The functions called in a region, nested regions included.

@@ -208,6 +208,45 @@ fn max_iters_ends_the_loop_as_if_by_break() {
     assert_eq!(eval(&p, "continue_counts(100)"), "4");
 }
 
+/// The bound of each loop of function `name`, outermost first, in program order.
+fn loop_bounds(p: &drs_lower::LoweredProgram, name: &str) -> Vec<Option<u32>> {
+    fn walk(r: &drs_ir::Region, out: &mut Vec<Option<u32>>) {
+        for inst in &r.insts {
+            match &inst.op {
+                drs_ir::Op::Loop { body, max_iters, .. } => {
+                    out.push(*max_iters);
+                    walk(body, out);
+                }
+                drs_ir::Op::If { then, els, .. } => {
+                    walk(then, out);
+                    walk(els, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let f = p.find_fn(name).unwrap_or_else(|| panic!("no function `{name}`"));
+    let mut out = Vec::new();
+    walk(&p.lowered.module.function(p.lowered.functions[&f]).body, &mut out);
+    out
+}
+
+#[test]
+fn max_iters_is_recorded_on_the_ir_loop() {
+    let p = compile(
+        r#"
+        fn nested(n: i32) -> i32 {
+            var s = 0;
+            @max_iters(4) for i in 0..n { for j in 0..i { s += j; } @max_iters(9) while s > 100 { s -= 1; } }
+            s
+        }
+        fn plain(n: i32) -> i32 { var s = 0; for i in 0..n { s += i; } s }
+        "#,
+    );
+    assert_eq!(loop_bounds(&p, "nested"), vec![Some(4), None, Some(9)]);
+    assert_eq!(loop_bounds(&p, "plain"), vec![None]);
+}
+
 #[test]
 fn short_circuit_skips_the_right_side_with_effects() {
     let p = compile(

@@ -6,7 +6,8 @@
 //! continue flag, another needed carried value or a side effect (a fixpoint over the body).
 //! A pure `If` or `Loop` with no used result disappears; a pure loop is assumed to terminate
 //! (as the interpreter's iteration limit and the language's loops imply). Stores, atomics,
-//! extern calls and calls of functions with side effects are always kept.
+//! extern calls and calls of functions with side effects are always kept, except stores to a
+//! local array that is never read, which are removed with the array.
 
 use crate::util::{is_pure, operands, pure_functions, walk_insts};
 use drs_ir::{Function, Module, Op, Region, Value};
@@ -22,11 +23,50 @@ pub fn dce(module: &mut Module) {
 
 /// Removes dead code from one function; `pure_fns` from [`crate::util::pure_functions`].
 pub fn dce_function(f: &mut Function, pure_fns: &[bool]) {
+    drop_write_only_arrays(f);
     let mut d = Dce { live: vec![false; f.value_types.len()], pure: pure_fns };
     for &y in &f.body.yields {
         d.mark(y);
     }
     d.region(&mut f.body);
+}
+
+/// Removes the local arrays that are never read, with their stores (a reverse-mode tape of
+/// values the reverse sweep turned out not to need): their writes cannot be observed.
+fn drop_write_only_arrays(f: &mut Function) {
+    let mut read = vec![false; f.locals.len()];
+    walk_insts(&f.body, &mut |inst| {
+        if let Op::LocalLoad { array, .. } = inst.op {
+            read[array as usize] = true;
+        }
+    });
+    if read.iter().all(|&r| r) {
+        return;
+    }
+    let mut next = 0u32;
+    let new_index: Vec<u32> = read
+        .iter()
+        .map(|&r| {
+            next += u32::from(r);
+            next.wrapping_sub(1)
+        })
+        .collect();
+    fn rewrite(region: &mut Region, read: &[bool], new_index: &[u32]) {
+        region.insts.retain(|inst| !matches!(inst.op, Op::LocalStore { array, .. } if !read[array as usize]));
+        for inst in &mut region.insts {
+            match &mut inst.op {
+                Op::LocalLoad { array, .. } | Op::LocalStore { array, .. } => *array = new_index[*array as usize],
+                Op::If { then, els, .. } => {
+                    rewrite(then, read, new_index);
+                    rewrite(els, read, new_index);
+                }
+                Op::Loop { body, .. } => rewrite(body, read, new_index),
+                _ => {}
+            }
+        }
+    }
+    rewrite(&mut f.body, &read, &new_index);
+    retain_by(&mut f.locals, &read);
 }
 
 struct Dce<'a> {
@@ -104,7 +144,7 @@ impl Dce<'_> {
                     }
                     self.mark(cond);
                 }
-                Op::Loop { init, body } => {
+                Op::Loop { init, body, .. } => {
                     let mut needed = keep;
                     loop {
                         let mut set = HashSet::new();

@@ -183,7 +183,7 @@ impl Folder<'_> {
     }
 
     fn fold_loop(&mut self, mut inst: Inst, out: &mut Vec<Inst>) {
-        let Op::Loop { init, body } = &mut inst.op else { unreachable!() };
+        let Op::Loop { init, body, .. } = &mut inst.op else { unreachable!() };
         self.region(body);
         // A carried value yielded back unchanged is its initial value on every iteration.
         let mut invariant = Subst::new(0);

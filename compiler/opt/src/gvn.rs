@@ -11,8 +11,13 @@
 //! functions cannot reach buffers in the IR's model, as in the interpreter). Commutative
 //! operations are keyed with sorted operands and `a > b` as `b < a`. f32 `add`/`mul` count as
 //! commutative: only a NaN payload could tell the two orders apart.
+//!
+//! Local loads are merged per array by *generation*: each array's generation goes up at every
+//! store to it met in the walk and, before a loop body is walked, if the body stores to it
+//! (the next iteration may read that store). A load is keyed by (array, generation, index),
+//! so it is only merged with an earlier load that no store to the array can come between.
 
-use crate::util::{map_operands, readonly_functions, written_buffers, Subst};
+use crate::util::{map_operands, readonly_functions, stored_locals, written_buffers, Subst};
 use drs_ir::{BinaryOp, CmpOp, Const, FuncId, Function, Inst, MathOp, Module, Op, Region, Ty, UnaryOp, Value};
 use std::collections::HashMap;
 
@@ -29,6 +34,8 @@ enum Key {
     Math(MathOp, Vec<Value>),
     Call(FuncId, Vec<Value>),
     Load(u32, Value),
+    /// (array, generation, index)
+    LocalLoad(u32, u32, Value),
     Detach(Value),
     ReplaceGrad(Value, Value),
 }
@@ -51,6 +58,7 @@ pub fn gvn_function(f: &mut Function, readonly_fns: &[bool], written_buffers: &[
         subst: Subst::new(f.value_types.len()),
         readonly_fns,
         written: written_buffers,
+        local_generation: vec![0; f.locals.len()],
     };
     let mut body = std::mem::take(&mut f.body);
     g.region(&mut body);
@@ -64,6 +72,8 @@ struct Gvn<'a> {
     subst: Subst,
     readonly_fns: &'a [bool],
     written: &'a [bool],
+    /// The current generation of each local array (see the module documentation).
+    local_generation: Vec<u32>,
 }
 
 impl Gvn<'_> {
@@ -104,10 +114,21 @@ impl Gvn<'_> {
             Op::Load { buffer, index } if !self.written.get(*buffer as usize).copied().unwrap_or(true) => {
                 Key::Load(*buffer, *index)
             }
+            Op::LocalLoad { array, index } => {
+                Key::LocalLoad(*array, self.local_generation.get(*array as usize).copied()?, *index)
+            }
             Op::Detach(a) => Key::Detach(*a),
             Op::ReplaceGrad(a, b) => Key::ReplaceGrad(*a, *b),
             _ => return None,
         })
+    }
+
+    fn new_generations(&mut self, arrays: &[bool]) {
+        for (g, &stored) in self.local_generation.iter_mut().zip(arrays) {
+            if stored {
+                *g += 1;
+            }
+        }
     }
 
     fn region(&mut self, region: &mut Region) {
@@ -138,7 +159,15 @@ impl Gvn<'_> {
                 return Some(inst);
             }
             Op::Loop { body, .. } => {
+                let stored = stored_locals(body, self.local_generation.len());
+                self.new_generations(&stored);
                 self.region(body);
+                return Some(inst);
+            }
+            Op::LocalStore { array, .. } => {
+                if let Some(g) = self.local_generation.get_mut(*array as usize) {
+                    *g += 1;
+                }
                 return Some(inst);
             }
             _ => {}

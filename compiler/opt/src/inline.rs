@@ -1,7 +1,8 @@
 //! Inlining of calls between functions of a module.
 //!
 //! A call is replaced by a copy of the callee's body with fresh values (the callee's params
-//! become the arguments, its results the values the body yields). Callees are processed
+//! become the arguments, its results the values the body yields); the callee's local arrays
+//! are appended to the caller's, one new set per inlined call. Callees are processed
 //! before their callers (bottom-up over the call graph), so sizes are measured after the
 //! callee's own calls were inlined. Calls inside a recursive cycle are never inlined.
 //! Functions are never removed (their ids are the module's interface); DCE of unreferenced
@@ -175,9 +176,11 @@ fn region(f: &mut Function, r: &mut Region, callees: &[Candidate], subst: &mut S
     r.insts = out;
 }
 
-/// Appends a copy of `callee`'s body, with fresh values of `f` and the params bound to
-/// `args`, to `out`; returns the values it yields.
+/// Appends a copy of `callee`'s body, with fresh values of `f`, the params bound to `args`
+/// and new local arrays of `f` for the callee's, to `out`; returns the values it yields.
 fn copy_body(f: &mut Function, callee: &Function, args: &[Value], out: &mut Vec<Inst>) -> Vec<Value> {
+    let first_local = f.locals.len() as u32;
+    f.locals.extend_from_slice(&callee.locals);
     let mut map: Vec<Option<Value>> = vec![None; callee.value_types.len()];
     for (p, &a) in callee.params.iter().zip(args) {
         map[p.value.0 as usize] = Some(a);
@@ -191,9 +194,10 @@ fn copy_body(f: &mut Function, callee: &Function, args: &[Value], out: &mut Vec<
         r: &Region,
         map: &mut Vec<Option<Value>>,
         fresh: &mut impl FnMut(Value, &mut Vec<Option<Value>>) -> Value,
+        first_local: u32,
     ) -> Region {
         let params = r.params.iter().map(|&p| fresh(p, map)).collect();
-        let insts = r.insts.iter().map(|i| copy_inst(i, map, fresh)).collect();
+        let insts = r.insts.iter().map(|i| copy_inst(i, map, fresh, first_local)).collect();
         let yields = r.yields.iter().map(|&y| map[y.0 as usize].expect("defined before use")).collect();
         Region { params, insts, yields }
     }
@@ -201,21 +205,23 @@ fn copy_body(f: &mut Function, callee: &Function, args: &[Value], out: &mut Vec<
         inst: &Inst,
         map: &mut Vec<Option<Value>>,
         fresh: &mut impl FnMut(Value, &mut Vec<Option<Value>>) -> Value,
+        first_local: u32,
     ) -> Inst {
         let mut op = inst.op.clone();
         crate::util::map_operands(&mut op, |v| map[v.0 as usize].expect("defined before use"));
         match &mut op {
             Op::If { then, els, .. } => {
-                *then = copy_region(then, map, fresh);
-                *els = copy_region(els, map, fresh);
+                *then = copy_region(then, map, fresh, first_local);
+                *els = copy_region(els, map, fresh, first_local);
             }
-            Op::Loop { body, .. } => *body = copy_region(body, map, fresh),
+            Op::Loop { body, .. } => *body = copy_region(body, map, fresh, first_local),
+            Op::LocalLoad { array, .. } | Op::LocalStore { array, .. } => *array += first_local,
             _ => {}
         }
         let results = inst.results.iter().map(|&r| fresh(r, map)).collect();
         Inst { results, op }
     }
-    let body = copy_region(&callee.body, &mut map, &mut fresh);
+    let body = copy_region(&callee.body, &mut map, &mut fresh, first_local);
     out.extend(body.insts);
     body.yields
 }

@@ -12,6 +12,12 @@
 //! - [`dce`]: dead code, unused `If` results and loop-carried values;
 //! - [`uniform_values`]: uniformity analysis for SIMD/GPU backends (not a transformation).
 //!
+//! Local arrays (`LocalLoad`/`LocalStore`) are memory like buffers, one array at a time: a
+//! local store is a side effect inside its function (DCE keeps it) but not for callers (a
+//! function that only writes its own arrays is pure), a local load is merged or hoisted only
+//! where no store to its array can come between, and inlining gives every inlined call its own
+//! copy of the callee's arrays. Passes keep a loop's `max_iters`.
+//!
 //! [`optimize`] runs them to a fixpoint (bounded rounds). [`expand_math`] is separate: the
 //! interpreter executes `Math` ops directly (with the platform libm), backends need them
 //! expanded into arithmetic, and every backend runs it — it *is* the math library of the CPU

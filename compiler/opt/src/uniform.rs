@@ -5,7 +5,8 @@
 //!
 //! - constants are uniform; a pure operation (arithmetic, compare, select, conversions,
 //!   `Math`, `Detach`, `ReplaceGrad`) is uniform iff all its operands are;
-//! - a `Load` is uniform iff its index is (buffers are shared by all lanes);
+//! - a `Load` is uniform iff its index is (buffers are shared by all lanes); a `LocalLoad` is
+//!   never uniform (each lane has its own local arrays, written under its own mask);
 //! - a `Call`'s results are those of the callee analysed with the uniformity of the
 //!   arguments (recursion is assumed varying); `CallExtern` results are varying (the host
 //!   may answer per lane, e.g. a ray intersection);
@@ -76,7 +77,7 @@ impl Analysis<'_> {
                     let c = u[cond.0 as usize];
                     then.yields.iter().zip(&els.yields).map(|(a, b)| c && u[a.0 as usize] && u[b.0 as usize]).collect()
                 }
-                Op::Loop { init, body } => {
+                Op::Loop { init, body, .. } => {
                     let mut carried: Vec<bool> = init.iter().map(|v| u[v.0 as usize]).collect();
                     loop {
                         for (p, &c) in body.params.iter().zip(&carried) {
@@ -98,7 +99,9 @@ impl Analysis<'_> {
                     self.call_results(*g, a)
                 }
                 Op::CallExtern(..) => vec![false; inst.results.len()],
-                Op::Store { .. } | Op::AtomicAdd { .. } => vec![],
+                Op::Store { .. } | Op::AtomicAdd { .. } | Op::LocalStore { .. } => vec![],
+                // Lanes store under masks, so what a lane reads back is its own.
+                Op::LocalLoad { .. } => vec![false],
                 op => {
                     let uni = all(&crate::util::operands(op), u);
                     vec![uni; inst.results.len()]

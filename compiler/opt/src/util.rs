@@ -30,8 +30,10 @@ pub fn operands(op: &Op) -> Vec<Value> {
         Op::Binary(_, a, b) | Op::Cmp(_, a, b) | Op::ReplaceGrad(a, b) => vec![*a, *b],
         Op::Fma(a, b, c) | Op::Select(a, b, c) => vec![*a, *b, *c],
         Op::Math(_, args) | Op::Call(_, args) | Op::CallExtern(_, args) => args.clone(),
-        Op::Load { index, .. } => vec![*index],
-        Op::Store { index, value, .. } | Op::AtomicAdd { index, value, .. } => vec![*index, *value],
+        Op::Load { index, .. } | Op::LocalLoad { index, .. } => vec![*index],
+        Op::Store { index, value, .. } | Op::AtomicAdd { index, value, .. } | Op::LocalStore { index, value, .. } => {
+            vec![*index, *value]
+        }
         Op::If { cond, .. } => vec![*cond],
         Op::Loop { init, .. } => init.clone(),
     }
@@ -56,8 +58,8 @@ pub fn map_operands(op: &mut Op, mut f: impl FnMut(Value) -> Value) {
                 *a = f(*a);
             }
         }
-        Op::Load { index, .. } => *index = f(*index),
-        Op::Store { index, value, .. } | Op::AtomicAdd { index, value, .. } => {
+        Op::Load { index, .. } | Op::LocalLoad { index, .. } => *index = f(*index),
+        Op::Store { index, value, .. } | Op::AtomicAdd { index, value, .. } | Op::LocalStore { index, value, .. } => {
             *index = f(*index);
             *value = f(*value);
         }
@@ -124,7 +126,8 @@ pub fn size(region: &Region) -> usize {
 }
 
 /// Whether each function of the module is free of side effects (no store, atomic or extern
-/// call, directly or through calls). Loads are pure. Recursive cycles are resolved
+/// call, directly or through calls). Loads are pure, and so are stores to the function's
+/// local arrays: they belong to one call and are invisible to the caller. Recursive cycles are resolved
 /// optimistically (a cycle of otherwise pure functions is pure).
 pub fn pure_functions(module: &Module) -> Vec<bool> {
     let n = module.functions.len();
@@ -180,10 +183,11 @@ pub fn readonly_functions(module: &Module, written_buffers: &[bool]) -> Vec<bool
     }
 }
 
-/// Whether an operation (with its regions) has no side effect.
+/// Whether an operation (with its regions) has no side effect. A store to a local array
+/// counts as one here: later loads of the same call may read it.
 pub fn is_pure(op: &Op, pure_fns: &[bool]) -> bool {
     match op {
-        Op::Store { .. } | Op::AtomicAdd { .. } | Op::CallExtern(..) => false,
+        Op::Store { .. } | Op::AtomicAdd { .. } | Op::LocalStore { .. } | Op::CallExtern(..) => false,
         Op::Call(f, _) => pure_fns.get(f.0 as usize).copied().unwrap_or(false),
         Op::If { then, els, .. } => region_is_pure(then, pure_fns) && region_is_pure(els, pure_fns),
         Op::Loop { body, .. } => region_is_pure(body, pure_fns),
@@ -206,6 +210,20 @@ pub fn callees(region: &Region) -> Vec<FuncId> {
         }
     });
     out
+}
+
+/// The local arrays of a function that some instruction of `region` stores to (indexed by
+/// array; `arrays` is the function's number of local arrays).
+pub fn stored_locals(region: &Region, arrays: usize) -> Vec<bool> {
+    let mut stored = vec![false; arrays];
+    walk_insts(region, &mut |inst| {
+        if let Op::LocalStore { array, .. } = inst.op {
+            if let Some(slot) = stored.get_mut(array as usize) {
+                *slot = true;
+            }
+        }
+    });
+    stored
 }
 
 /// Buffers that some instruction of the module writes (store or atomic add).

@@ -469,3 +469,195 @@ fn calls_that_read_written_buffers_stay_put() {
     let args = [2, 5.0f32.to_bits(), 3];
     assert_eq!(interp.call(FuncId(1), &args).unwrap(), interp2.call(FuncId(1), &args).unwrap());
 }
+
+/// Loads of a local array are merged and hoisted only where no store to that array can come
+/// between; another array's stores do not matter.
+#[test]
+fn local_loads_move_only_between_stores_to_other_arrays() {
+    let m = module(&[Ty::U32, Ty::U32, Ty::F32, Ty::I32], &[Ty::F32; 4], |b, p| {
+        let (i, j, x, n) = (p[0], p[1], p[2], p[3]);
+        let a = b.func.add_local(Ty::F32, 4);
+        let c = b.func.add_local(Ty::F32, 4);
+        for k in 0..4 {
+            let k = b.u32(k);
+            b.local_store(a, k, x);
+            b.local_store(c, k, x);
+        }
+        let a1 = b.local_load(a, i);
+        let a2 = b.local_load(a, i); // merged with a1
+        b.local_store(a, j, x);
+        let a3 = b.local_load(a, i); // kept: a store to `a` came between
+        let c1 = b.local_load(c, i);
+        let zero = b.i32(0);
+        let l = b.bounded_loop(vec![zero], Some(6), |b, v| {
+            let la = b.local_load(a, j); // stays: the loop stores to `a`
+            let lc = b.local_load(c, i); // hoisted (LICM), then merged with c1 (GVN)
+            let s = b.add(la, lc);
+            let k = b.convert(Ty::U32, v[0]);
+            b.local_store(a, k, s);
+            let one = b.i32(1);
+            let next = b.add(v[0], one);
+            (b.cmp(CmpOp::Lt, next, n), vec![next])
+        });
+        let _ = l;
+        let a4 = b.local_load(a, i); // kept: the loop stored to `a`
+        let c2 = b.local_load(c, i); // merged with c1
+        let s1 = b.add(a1, a2);
+        let s2 = b.add(c1, c2);
+        vec![s1, a3, a4, s2]
+    });
+    let mut opt = m.clone();
+    let text = before_after(m.clone(), |m| {
+        licm(m);
+        gvn(m);
+    });
+    insta::assert_snapshot!(text);
+    licm(&mut opt);
+    gvn(&mut opt);
+    let mut count = 0;
+    util::walk_insts(&opt.functions[0].body, &mut |i| count += matches!(i.op, Op::LocalLoad { .. }) as usize);
+    assert_eq!(count, 5, "{}", print_module(&opt));
+    for args in [[1, 2, 1.5f32.to_bits(), 3], [2, 2, (-4.0f32).to_bits(), 1], [0, 5, 0.25f32.to_bits(), 9]] {
+        let want = drs_interp::Interpreter::new(&m).call(FuncId(0), &args).unwrap();
+        assert_eq!(drs_interp::Interpreter::new(&opt).call(FuncId(0), &args).unwrap(), want);
+    }
+}
+
+/// Every inlined call gets its own copy of the callee's arrays, after the caller's.
+#[test]
+fn inlining_appends_and_renumbers_local_arrays() {
+    let mut m = Module::default();
+    let sigs = Signatures::default();
+    // swap(i, x): returns the element before writing x there (unwritten here: 0).
+    m.functions.push(function("swap", &[Ty::U32, Ty::F32], &[Ty::F32], &sigs, |b, p| {
+        let a = b.func.add_local(Ty::F32, 2);
+        let zero = b.f32(0.0);
+        for k in 0..2 {
+            let k = b.u32(k);
+            b.local_store(a, k, zero);
+        }
+        let old = b.local_load(a, p[0]);
+        b.local_store(a, p[0], p[1]);
+        let new = b.local_load(a, p[0]);
+        vec![b.add(old, new)]
+    }));
+    let sigs = Signatures::of(&m);
+    m.functions.push(function("main", &[Ty::U32, Ty::F32], &[Ty::F32, Ty::I32], &sigs, |b, p| {
+        let own = b.func.add_local(Ty::I32, 3);
+        let seven = b.i32(7);
+        b.local_store(own, p[0], seven);
+        let r1 = b.call(FuncId(0), vec![p[0], p[1]])[0];
+        let r2 = b.call(FuncId(0), vec![p[0], r1])[0];
+        vec![r2, b.local_load(own, p[0])]
+    }));
+    verify_module(&m).unwrap();
+    let mut inlined = m.clone();
+    inline_calls(&mut inlined, &InlineOptions::FULL);
+    verify_module(&inlined).unwrap();
+    let main = &inlined.functions[1];
+    assert_eq!(
+        main.locals,
+        vec![
+            LocalArray { elem: Ty::I32, len: 3 },
+            LocalArray { elem: Ty::F32, len: 2 },
+            LocalArray { elem: Ty::F32, len: 2 }
+        ]
+    );
+    let mut arrays = Vec::new();
+    util::walk_insts(&main.body, &mut |i| {
+        if let Op::LocalLoad { array, .. } | Op::LocalStore { array, .. } = i.op {
+            arrays.push(array);
+        }
+    });
+    assert_eq!(arrays, vec![0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 0]);
+    for args in [[0, 1.5f32.to_bits()], [1, (-2.0f32).to_bits()], [2, 3.0f32.to_bits()]] {
+        let want = drs_interp::Interpreter::new(&m).call(FuncId(1), &args).unwrap();
+        assert_eq!(drs_interp::Interpreter::new(&inlined).call(FuncId(1), &args).unwrap(), want);
+    }
+}
+
+/// A function that only writes its own local arrays has no side effect for its callers, and
+/// a local load is never uniform.
+#[test]
+fn local_arrays_are_private_to_a_call() {
+    let mut m = Module::default();
+    let sigs = Signatures::default();
+    m.functions.push(function("scratch", &[Ty::U32, Ty::F32], &[Ty::F32], &sigs, |b, p| {
+        let a = b.func.add_local(Ty::F32, 4);
+        b.local_store(a, p[0], p[1]);
+        vec![b.local_load(a, p[0])]
+    }));
+    let sigs = Signatures::of(&m);
+    m.functions.push(function("main", &[Ty::U32, Ty::F32], &[Ty::F32], &sigs, |b, p| {
+        let _unused = b.call(FuncId(0), vec![p[0], p[1]]);
+        let a = b.call(FuncId(0), vec![p[0], p[1]])[0];
+        let c = b.call(FuncId(0), vec![p[0], p[1]])[0];
+        vec![b.add(a, c)]
+    }));
+    verify_module(&m).unwrap();
+    let mut opt = m.clone();
+    optimize(&mut opt, OptLevel::Basic);
+    let mut calls = 0;
+    util::walk_insts(&opt.functions[1].body, &mut |i| calls += matches!(i.op, Op::Call(..)) as usize);
+    assert_eq!(calls, 1, "{}", print_module(&opt));
+    // The store and the load stay in the callee.
+    assert_eq!(util::size(&opt.functions[0].body), 2, "{}", print_module(&opt));
+    let u = uniform_values(&m, FuncId(0), &[true, true]);
+    let load = m.functions[0].body.insts[1].results[0];
+    assert!(!u[load.0 as usize]);
+}
+
+/// Passes that rebuild a loop keep its `max_iters`.
+#[test]
+fn loop_bounds_survive_optimisation() {
+    let m = module(&[Ty::F32, Ty::I32], &[Ty::F32], |b, p| {
+        let zero = b.i32(0);
+        let unused = b.f32(3.0);
+        let r = b.bounded_loop(vec![zero, p[0], unused], Some(12), |b, v| {
+            let one = b.i32(1);
+            let next = b.add(v[0], one);
+            let two = b.f32(2.0);
+            let x = b.mul(v[1], two);
+            let more = b.cmp(CmpOp::Lt, next, p[1]);
+            (more, vec![next, x, v[2]])
+        });
+        vec![r[1]]
+    });
+    for level in [OptLevel::Basic, OptLevel::Default, OptLevel::Full] {
+        let mut opt = m.clone();
+        optimize(&mut opt, level);
+        let mut bounds = Vec::new();
+        let mut carried = Vec::new();
+        util::walk_insts(&opt.functions[0].body, &mut |i| {
+            if let Op::Loop { init, max_iters, .. } = &i.op {
+                bounds.push(*max_iters);
+                carried.push(init.len());
+            }
+        });
+        // DCE dropped the unused carried value, and the bound is still there.
+        assert_eq!((bounds, carried), (vec![Some(12)], vec![2]), "{level:?}\n{}", print_module(&opt));
+    }
+}
+
+/// Stores to a local array that is never read are removed with the array; the others are
+/// renumbered and kept.
+#[test]
+fn dce_drops_write_only_arrays() {
+    let mut m = module(&[Ty::U32, Ty::F32], &[Ty::F32], |b, p| {
+        let (i, x) = (p[0], p[1]);
+        let unread = b.func.add_local(Ty::F32, 8);
+        let read = b.func.add_local(Ty::F32, 8);
+        b.local_store(unread, i, x);
+        let y = b.mul(x, x);
+        b.local_store(read, i, y);
+        vec![b.local_load(read, i)]
+    });
+    let before = drs_interp::Interpreter::new(&m).call(FuncId(0), &[3, 2f32.to_bits()]).unwrap();
+    dce(&mut m);
+    verify_module(&m).unwrap();
+    let f = &m.functions[0];
+    assert_eq!(f.locals, [LocalArray { elem: Ty::F32, len: 8 }]);
+    let text = print_function(&m, f);
+    assert_eq!(text.matches("local_store").count(), 1, "{text}");
+    assert_eq!(drs_interp::Interpreter::new(&m).call(FuncId(0), &[3, 2f32.to_bits()]).unwrap(), before);
+}

@@ -1,8 +1,13 @@
 //! `optimize` and each pass preserve the interpreter's results bit for bit (NaN payloads
 //! aside) and `verify_module`, on random IR functions: arithmetic, comparisons, selects,
-//! conversions, transcendental ops, nested `If`s and `Loop`s, calls, loads and stores, on
-//! f32, i32, u32 and bool values, with many constants, duplicates and identities so that
-//! folding, GVN and DCE have work to do.
+//! conversions, transcendental ops, nested `If`s and `Loop`s, calls, loads and stores, local
+//! arrays, on f32, i32, u32 and bool values, with many constants, duplicates and identities
+//! so that folding, GVN and DCE have work to do.
+//!
+//! Local arrays: every function fills all elements of its arrays first (a bounded loop with
+//! the counter as index), so that later loads, wherever they are, read written elements (an
+//! unwritten element is unspecified in the IR). Loads and stores then come anywhere, with
+//! constant indices (some out of range), loop counters or masked values as indices.
 
 use drs_interp::Interpreter;
 use drs_ir::*;
@@ -50,6 +55,8 @@ struct Gen<'a> {
     /// buffers: calls of them must not be merged or hoisted across stores).
     stores: bool,
     emitted: Vec<(Op, Vec<Ty>)>,
+    /// Counters (i32) of the loops being generated, innermost last.
+    counters: Vec<Value>,
 }
 
 impl Gen<'_> {
@@ -90,7 +97,7 @@ impl Gen<'_> {
 
     fn one(&mut self, pool: &mut Pool, insts: &mut Vec<Inst>, depth: usize) {
         let ty = TYS[self.rng.below(4)];
-        let k = self.rng.below(if depth < 2 { 25 } else { 21 });
+        let k = self.rng.below(if depth < 2 { 27 } else { 23 });
         let out: Vec<(Value, Ty)> = match k {
             0 | 1 => {
                 let v = self.konst(insts, ty);
@@ -283,10 +290,101 @@ impl Gen<'_> {
                 let r2 = self.push(insts, Op::Call(id, args), &results);
                 r1.into_iter().chain(r2).zip(results.iter().chain(results.iter()).copied()).collect()
             }
-            21 | 22 => self.gen_if(pool, insts, depth),
+            21 | 22 => self.local_access(pool, insts),
+            23 | 24 => self.gen_if(pool, insts, depth),
             _ => self.gen_loop(pool, insts, depth),
         };
         pool.0.extend(out);
+    }
+
+    /// Declares 0 to 2 local arrays and fills each: `for i in 0..len { a[i] = value(i) }`, a
+    /// loop bounded by `max_iters(len)`.
+    fn fill_locals(&mut self, pool: &Pool, insts: &mut Vec<Inst>) {
+        for _ in 0..self.rng.below(3) {
+            let elem = TYS[self.rng.below(4)];
+            let len = 1 + self.rng.below(6) as u32;
+            let array = self.f.add_local(elem, len);
+            let zero = self.push(insts, Op::Const(Const::U32(0)), &[Ty::U32])[0];
+            let i = self.f.new_value(Ty::U32);
+            let mut body = Vec::new();
+            let seed = self.pick(&mut body, pool, elem);
+            // A value that differs from element to element.
+            let value = match elem {
+                Ty::F32 => {
+                    let x = self.push(&mut body, Op::Convert(Ty::F32, i), &[Ty::F32])[0];
+                    self.push(&mut body, Op::Binary(BinaryOp::Add, x, seed), &[Ty::F32])[0]
+                }
+                Ty::I32 => {
+                    let x = self.push(&mut body, Op::Convert(Ty::I32, i), &[Ty::I32])[0];
+                    self.push(&mut body, Op::Binary(BinaryOp::Xor, x, seed), &[Ty::I32])[0]
+                }
+                Ty::U32 => self.push(&mut body, Op::Binary(BinaryOp::Mul, i, seed), &[Ty::U32])[0],
+                Ty::Bool => {
+                    let one = self.push(&mut body, Op::Const(Const::U32(1)), &[Ty::U32])[0];
+                    let low = self.push(&mut body, Op::Binary(BinaryOp::And, i, one), &[Ty::U32])[0];
+                    let odd = self.push(&mut body, Op::Cmp(CmpOp::Eq, low, one), &[Ty::Bool])[0];
+                    self.push(&mut body, Op::Binary(BinaryOp::Xor, odd, seed), &[Ty::Bool])[0]
+                }
+            };
+            self.push(&mut body, Op::LocalStore { array, index: i, value }, &[]);
+            let one = self.push(&mut body, Op::Const(Const::U32(1)), &[Ty::U32])[0];
+            let next = self.push(&mut body, Op::Binary(BinaryOp::Add, i, one), &[Ty::U32])[0];
+            let end = self.push(&mut body, Op::Const(Const::U32(len)), &[Ty::U32])[0];
+            let more = self.push(&mut body, Op::Cmp(CmpOp::Lt, next, end), &[Ty::Bool])[0];
+            let body = Region { params: vec![i], insts: body, yields: vec![more, next] };
+            self.push(insts, Op::Loop { init: vec![zero], body, max_iters: Some(len) }, &[Ty::U32]);
+        }
+    }
+
+    /// A load or a store of a local array (sometimes a store and a load of the same
+    /// element), at a constant index (perhaps out of range), a loop counter or a masked value.
+    fn local_access(&mut self, pool: &Pool, insts: &mut Vec<Inst>) -> Vec<(Value, Ty)> {
+        if self.f.locals.is_empty() {
+            return vec![];
+        }
+        let array = self.rng.below(self.f.locals.len()) as u32;
+        let LocalArray { elem, len } = self.f.locals[array as usize];
+        let index = match self.rng.below(4) {
+            0 if !self.counters.is_empty() => {
+                let counter = self.counters[self.rng.below(self.counters.len())];
+                self.push(insts, Op::Convert(Ty::U32, counter), &[Ty::U32])[0]
+            }
+            1 => {
+                let i = self.rng.below(len as usize + 2) as u32;
+                self.push(insts, Op::Const(Const::U32(i)), &[Ty::U32])[0]
+            }
+            _ => {
+                let x = self.pick(insts, pool, Ty::U32);
+                let mask = self.push(insts, Op::Const(Const::U32(7)), &[Ty::U32])[0];
+                self.push(insts, Op::Binary(BinaryOp::And, x, mask), &[Ty::U32])[0]
+            }
+        };
+        match self.rng.below(10) {
+            0..=3 => {
+                let value = self.pick(insts, pool, elem);
+                self.push(insts, Op::LocalStore { array, index, value }, &[]);
+                vec![]
+            }
+            4..=6 => {
+                let v = self.push(insts, Op::LocalLoad { array, index }, &[elem])[0];
+                vec![(v, elem)]
+            }
+            _ => {
+                // Load, store (to the same element, or one that may be the same), load again:
+                // the loads must not be merged.
+                let before = self.push(insts, Op::LocalLoad { array, index }, &[elem])[0];
+                let other = if self.rng.chance(50) {
+                    index
+                } else {
+                    let k = self.rng.below(len as usize) as u32;
+                    self.push(insts, Op::Const(Const::U32(k)), &[Ty::U32])[0]
+                };
+                let value = self.pick(insts, pool, elem);
+                self.push(insts, Op::LocalStore { array, index: other, value }, &[]);
+                let after = self.push(insts, Op::LocalLoad { array, index }, &[elem])[0];
+                vec![(before, elem), (after, elem)]
+            }
+        }
     }
 
     fn result_types(&mut self) -> Vec<Ty> {
@@ -321,12 +419,38 @@ impl Gen<'_> {
         for &t in &tys[1..] {
             init.push(self.pick(insts, pool, t));
         }
+        // Sometimes a local element read before the loop and again at the top of the body,
+        // which later stores to it: from the second iteration on, the body's load sees the
+        // store, so it must not be merged with (or hoisted to) the load before the loop.
+        let reread = if !self.f.locals.is_empty() && self.rng.chance(40) {
+            let array = self.rng.below(self.f.locals.len()) as u32;
+            let LocalArray { elem, len } = self.f.locals[array as usize];
+            let k = self.rng.below(len as usize) as u32;
+            let index = self.push(insts, Op::Const(Const::U32(k)), &[Ty::U32])[0];
+            let before = self.push(insts, Op::LocalLoad { array, index }, &[elem])[0];
+            tys.push(elem);
+            init.push(before);
+            Some((array, index, elem))
+        } else {
+            None
+        };
         let params: Vec<Value> = tys.iter().map(|&t| self.f.new_value(t)).collect();
         let mut inner = pool.clone();
         inner.0.extend(params.iter().copied().zip(tys.iter().copied()));
         let mut body = Vec::new();
+        let reread = reread.map(|(array, index, elem)| {
+            let v = self.push(&mut body, Op::LocalLoad { array, index }, &[elem])[0];
+            inner.0.push((v, elem));
+            (array, index, elem, v)
+        });
         let n = self.rng.below(7);
+        self.counters.push(params[0]);
         self.region(&mut inner, &mut body, depth + 1, n);
+        self.counters.pop();
+        if let Some((array, index, elem, _)) = reread {
+            let value = self.pick(&mut body, &inner, elem);
+            self.push(&mut body, Op::LocalStore { array, index, value }, &[]);
+        }
         let one = self.push(&mut body, Op::Const(Const::I32(1)), &[Ty::I32])[0];
         let next_i = self.push(&mut body, Op::Binary(BinaryOp::Add, params[0], one), &[Ty::I32])[0];
         let bound = match self.rng.below(4) {
@@ -343,11 +467,17 @@ impl Gen<'_> {
         let mut yields = vec![cont, next_i];
         for (i, &t) in tys[1..].iter().enumerate() {
             // sometimes carry the value through unchanged
-            let y = if self.rng.chance(20) { params[i + 1] } else { self.pick(&mut body, &inner, t) };
+            let y = match reread {
+                Some((.., v)) if i + 2 == tys.len() => v,
+                _ if self.rng.chance(20) => params[i + 1],
+                _ => self.pick(&mut body, &inner, t),
+            };
             yields.push(y);
         }
         let body = Region { params, insts: body, yields };
-        let rs = self.push(insts, Op::Loop { init, body }, &tys);
+        // (at most 7 iterations: the bound is below 7)
+        let max_iters = self.rng.chance(50).then_some(8);
+        let rs = self.push(insts, Op::Loop { init, body, max_iters }, &tys);
         rs.into_iter().zip(tys).collect()
     }
 }
@@ -368,8 +498,9 @@ fn build_function(
             pool.0.push((v, t));
         }
     }
-    let mut g = Gen { f, rng, callees, buffers, stores, emitted: Vec::new() };
+    let mut g = Gen { f, rng, callees, buffers, stores, emitted: Vec::new(), counters: Vec::new() };
     let mut insts = Vec::new();
+    g.fill_locals(&pool, &mut insts);
     g.region(&mut pool, &mut insts, 0, size);
     let tys = g.result_types();
     let mut results: Vec<Value> = tys.iter().map(|&t| g.pick(&mut insts, &pool, t)).collect();

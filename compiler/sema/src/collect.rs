@@ -171,6 +171,7 @@ fn add_fn(
         name_span: decl.name.span,
         custom_fwd: None,
         custom_bwd: None,
+        no_diff: false,
         decl: at,
         body: BodyInfo::default(),
     });
@@ -534,8 +535,21 @@ impl Sema {
             let mode = match attr.name.name.as_str() {
                 "custom_fwd" => DiffMode::Fwd,
                 "custom_bwd" => DiffMode::Bwd,
+                "no_diff" if self.program.functions[f].is_extern => {
+                    if self.program.functions[f].no_diff {
+                        self.error(duplicate_attr(attr));
+                    } else if !attr.args.is_empty() {
+                        self.error(
+                            Diagnostic::new(Code::AttributeArguments, attr.span, "`@no_diff` takes no arguments")
+                                .with_label("expected `@no_diff`"),
+                        );
+                    }
+                    self.program.functions[f].no_diff = true;
+                    continue;
+                }
                 _ => {
-                    self.error(misplaced_or_unknown(attr, "functions accept `@custom_fwd(g)` and `@custom_bwd(g)`"));
+                    let why = "functions accept `@custom_fwd(g)` and `@custom_bwd(g)`; `extern fn`s accept `@no_diff`";
+                    self.error(misplaced_or_unknown(attr, why));
                     continue;
                 }
             };

@@ -89,6 +89,9 @@ pub struct FnDef {
     pub name_span: Span,
     pub custom_fwd: Option<FnId>,
     pub custom_bwd: Option<FnId>,
+    /// `@no_diff` on an `extern fn`: its results carry no derivatives (random numbers, ray
+    /// hits), so derivatives never call a host derivative of it.
+    pub no_diff: bool,
     /// Where the declaration is: item index in the module, and method index for methods.
     pub decl: (usize, Option<usize>),
     /// Facts about the body, filled by the checker (empty for functions without a body).

@@ -150,7 +150,9 @@ impl Classifier<'_> {
                 Op::Load { index, .. } => {
                     vec![if self.loads_exact { exact_or_inexact(c(index)) } else { Class::Inexact }]
                 }
-                Op::Store { .. } | Op::AtomicAdd { .. } => vec![],
+                Op::Store { .. } | Op::AtomicAdd { .. } | Op::LocalStore { .. } => vec![],
+                // What a local array holds is not tracked.
+                Op::LocalLoad { .. } => vec![Class::Inexact],
                 Op::If { cond, then, els } => {
                     let cond = c(cond);
                     let a = self.region(then, values);
@@ -160,7 +162,7 @@ impl Classifier<'_> {
                         .map(|(x, y)| if cond == Class::Exact { x.join(*y) } else { Class::Inexact })
                         .collect()
                 }
-                Op::Loop { init, body } => {
+                Op::Loop { init, body, .. } => {
                     let mut carried: Vec<Class> = init.iter().map(c).collect();
                     loop {
                         for (p, k) in body.params.iter().zip(&carried) {

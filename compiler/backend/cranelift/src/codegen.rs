@@ -10,6 +10,11 @@
 //! active; side effects (stores, atomic adds, extern calls) only happen for active lanes, and
 //! internal functions receive the caller's mask as their first vector parameters. A region
 //! only ever runs when at least one lane is active.
+//!
+//! Local arrays ([`Op::LocalLoad`], [`Op::LocalStore`]) live in one stack slot each, of
+//! `len * lanes` 4-byte cells: lane `l` of element `i` is cell `i * lanes + l`, so an access
+//! with a uniform index is one whole-vector load (or a masked read-modify-write of one vector),
+//! and only varying indices go lane by lane. Bools are stored as i32, non-zero meaning true.
 
 use crate::abi::*;
 use crate::Lanes;
@@ -160,6 +165,8 @@ pub(crate) struct Translator<'a, 'b> {
     func_refs: HashMap<u32, ir::FuncRef>,
     fmod_ref: Option<ir::FuncRef>,
     extern_sig: Option<ir::SigRef>,
+    /// The stack slot of each local array, created at its first use.
+    local_slots: Vec<Option<ir::StackSlot>>,
 }
 
 impl<'a, 'b> Translator<'a, 'b> {
@@ -181,6 +188,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             func_refs: HashMap::new(),
             fmod_ref: None,
             extern_sig: None,
+            local_slots: vec![None; f.locals.len()],
         }
     }
 
@@ -641,13 +649,18 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Op::Store { buffer, index, value } => self.store(*buffer, *index, *value)?,
             Op::AtomicAdd { buffer, index, value } => self.atomic_add(*buffer, *index, *value)?,
+            Op::LocalLoad { array, index } => {
+                let x = self.local_load(*array, *index)?;
+                self.set(res[0], x);
+            }
+            Op::LocalStore { array, index, value } => self.local_store(*array, *index, *value)?,
             Op::If { cond, then, els } => {
                 let outs = self.if_(inst, *cond, then, els)?;
                 for (&r, v) in res.iter().zip(outs) {
                     self.set(r, v);
                 }
             }
-            Op::Loop { init, body } => {
+            Op::Loop { init, body, .. } => {
                 let outs = self.loop_(init, body)?;
                 for (&r, v) in res.iter().zip(outs) {
                     self.set(r, v);
@@ -1373,6 +1386,138 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 }
 
+impl Translator<'_, '_> {
+    // ----- local arrays -----------------------------------------------------------------------
+
+    /// The stack slot of local array `array` (at least one element, so that a clamped index
+    /// always has a cell to point at) and its length in elements.
+    fn local_slot(&mut self, array: u32) -> (ir::StackSlot, u32) {
+        let len = self.f.locals[array as usize].len;
+        if let Some(slot) = self.local_slots[array as usize] {
+            return (slot, len);
+        }
+        // At most `MAX_LOCAL_BYTES` (checked before code generation).
+        let bytes = len.max(1) * self.shape.lanes as u32 * 4;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4));
+        self.local_slots[array as usize] = Some(slot);
+        (slot, len)
+    }
+
+    /// `(in range, address)` of cell `index * lanes + lane` of a local array; out of range
+    /// points at element 0.
+    fn local_cell(&mut self, slot: ir::StackSlot, len: u32, index: ir::Value, lane: usize) -> (ir::Value, ir::Value) {
+        let ptr = self.shape.ptr;
+        let i = self.b.ins().uextend(ptr, index);
+        let ok = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, i, len as i64);
+        let zero = self.b.ins().iconst(ptr, 0);
+        let safe = self.b.ins().select(ok, i, zero);
+        let cell = self.b.ins().imul_imm_u(safe, self.shape.lanes as i64);
+        let off = self.b.ins().ishl_imm_u(cell, 2);
+        let base = self.b.ins().stack_addr(ptr, slot, (lane * 4) as i32);
+        (ok, self.b.ins().iadd(base, off))
+    }
+
+    fn local_load(&mut self, array: u32, index: Value) -> Result<V> {
+        let elem = self.f.locals[array as usize].elem;
+        let (slot, len) = self.local_slot(array);
+        let lty = if elem == Ty::F32 { types::F32 } else { types::I32 };
+        let mem = MemFlagsData::trusted();
+        if !self.shape.vector() {
+            let i = self.scalar(index)?;
+            let (ok, addr) = self.local_cell(slot, len, i, 0);
+            let x = self.b.ins().load(lty, mem, addr, 0);
+            let x = if elem == Ty::Bool { self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0) } else { x };
+            let zero = self.sconst(Const::from_bits(elem, 0));
+            return Ok(V::U(self.b.ins().select(ok, x, zero)));
+        }
+        let lane_ty = if elem == Ty::Bool { Ty::I32 } else { elem };
+        let mut out = match self.get(index)? {
+            V::U(i) => {
+                // Every lane reads its own cell of one element: whole vectors.
+                let (ok, addr) = self.local_cell(slot, len, i, 0);
+                let zero = self.vconst(lane_ty, 0);
+                let mut out = [zero; 2];
+                for (part, x) in out.iter_mut().enumerate().take(self.shape.parts) {
+                    let v = self.b.ins().load(vec_ty(lane_ty), mem, addr, (part * 16) as i32);
+                    *x = self.b.ins().select(ok, v, zero);
+                }
+                out
+            }
+            V::P(ip) => {
+                let zero = self.vconst(lane_ty, 0);
+                let mut out = [zero; 2];
+                for l in 0..self.shape.lanes {
+                    let (p, k) = (l / 4, (l % 4) as u8);
+                    let i = self.b.ins().extractlane(ip[p], k);
+                    let (ok, addr) = self.local_cell(slot, len, i, l);
+                    let x = self.b.ins().load(lty, mem, addr, 0);
+                    let z = self.sconst(Const::from_bits(lane_ty, 0));
+                    let x = self.b.ins().select(ok, x, z);
+                    out[p] = self.b.ins().insertlane(out[p], x, k);
+                }
+                out
+            }
+        };
+        if elem == Ty::Bool {
+            let z = self.vconst(Ty::I32, 0);
+            for p in out.iter_mut().take(self.shape.parts) {
+                *p = self.b.ins().icmp(IntCC::NotEqual, *p, z);
+            }
+        }
+        Ok(V::P(out))
+    }
+
+    fn local_store(&mut self, array: u32, index: Value, value: Value) -> Result<()> {
+        let elem = self.f.locals[array as usize].elem;
+        let (slot, len) = self.local_slot(array);
+        let mem = MemFlagsData::trusted();
+        let store_cell = |t: &mut Self, i: ir::Value, x: ir::Value, lane: usize| {
+            let (ok, addr) = t.local_cell(slot, len, i, lane);
+            let (blk, next) = (t.b.create_block(), t.b.create_block());
+            t.b.ins().brif(ok, blk, &[], next, &[]);
+            t.b.switch_to_block(blk);
+            t.b.ins().store(mem, x, addr, 0);
+            t.b.ins().jump(next, &[]);
+            t.b.switch_to_block(next);
+        };
+        if !self.shape.vector() {
+            let (i, x) = (self.scalar(index)?, self.scalar(value)?);
+            let x = if elem == Ty::Bool { self.b.ins().uextend(types::I32, x) } else { x };
+            store_cell(self, i, x, 0);
+            return Ok(());
+        }
+        match self.get(index)? {
+            V::U(i) => {
+                // One element, every lane's own cell: merge the new lanes into the old vectors
+                // under the execution mask (the slot belongs to this call alone).
+                let new = self.parts(value)?;
+                let (ok, addr) = self.local_cell(slot, len, i, 0);
+                let (blk, next) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(ok, blk, &[], next, &[]);
+                self.b.switch_to_block(blk);
+                let lane_ty = if elem == Ty::Bool { Ty::I32 } else { elem };
+                for (part, &new) in new.iter().enumerate().take(self.shape.parts) {
+                    let off = (part * 16) as i32;
+                    let old = self.b.ins().load(vec_ty(lane_ty), mem, addr, off);
+                    let merged = self.vselect(self.mask[part], lane_ty, new, old);
+                    self.b.ins().store(mem, merged, addr, off);
+                }
+                self.b.ins().jump(next, &[]);
+                self.b.switch_to_block(next);
+                Ok(())
+            }
+            V::P(_) => self.for_active_lanes(|t, l| {
+                let i = t.lane(index, l)?;
+                let x = t.lane(value, l)?;
+                let vector_lane = !matches!(t.get(value)?, V::U(_));
+                let x = if elem == Ty::Bool { t.lane_to_bits(elem, x, vector_lane) } else { x };
+                store_cell(t, i, x, l);
+                Ok(())
+            }),
+        }
+    }
+}
+
 /// Integer division and remainder with the IR's defined edge cases, without traps: the divisor
 /// is replaced by 1 where it is 0 or where `MIN / -1` would overflow, and the result fixed up.
 fn int_div_rem(b: &mut FunctionBuilder, op: BinaryOp, signed: bool, x: ir::Value, y: ir::Value) -> ir::Value {
@@ -1429,6 +1574,8 @@ fn is_cheap(r: &Region) -> bool {
                 | Op::CallExtern(..)
                 | Op::Store { .. }
                 | Op::AtomicAdd { .. }
+                | Op::LocalLoad { .. }
+                | Op::LocalStore { .. }
                 | Op::Loop { .. }
                 | Op::Math(..)
                 | Op::Load { .. } => false,

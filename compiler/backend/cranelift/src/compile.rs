@@ -45,6 +45,10 @@ pub(crate) fn build_isa(cpu: &[(&str, &str)]) -> Result<OwnedTargetIsa, String> 
     // between a module's functions are PC-relative within its code blob. No GOT or PLT.
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
+    // Frames larger than a page (local arrays) touch every page as they grow, so that running
+    // out of stack hits the guard page instead of writing past it.
+    set(&mut flags, "enable_probestack", "true")?;
+    set(&mut flags, "probestack_strategy", "inline")?;
     // Checks only; it does not change the code (and is not part of the code's target).
     set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
     let mut isa_builder = cranelift_native::builder().map_err(|e| format!("unsupported host: {e}"))?;

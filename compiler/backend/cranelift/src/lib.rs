@@ -44,6 +44,11 @@
 //! operations lane by lane in lane order at each instruction, which differs from running whole
 //! lanes one after another (as the interpreter does) if a lane reads what another wrote.
 //!
+//! Local arrays are per lane (each lane reads only what it wrote) and live on the native
+//! stack, `len * lanes * 4` bytes each; a function whose arrays need more than
+//! [`MAX_LOCAL_BYTES`] is rejected with [`Error::Unsupported`]. An element a call has not
+//! written reads as whatever the stack held (the IR leaves it unspecified).
+//!
 //! # Threads
 //! [`Jit`] is `Send + Sync`; any number of threads may call its kernels at once, each call
 //! with its own context. [`Buffer`]s are shared atomics, so calls on several threads may use
@@ -321,8 +326,12 @@ fn find_recursion(module: &Module) -> Option<usize> {
     None
 }
 
+/// The most stack one function's local arrays may take (`len * lanes * 4` bytes each): calls
+/// nest, and host threads often have only a few MiB of stack.
+pub const MAX_LOCAL_BYTES: u64 = 1 << 20;
+
 /// What every compilation checks first: the module verifies, has no `Math` op and no
-/// recursion, and the options fit it.
+/// recursion, its local arrays fit [`MAX_LOCAL_BYTES`], and the options fit it.
 pub(crate) fn check_module(module: &Module, options: &Options) -> Result<(), Error> {
     drs_ir::verify_module(module).map_err(Error::Verify)?;
     for f in &module.functions {
@@ -332,6 +341,18 @@ pub(crate) fn check_module(module: &Module, options: &Options) -> Result<(), Err
                 message: format!(
                     "`{}` (Op::Math) must be expanded into arithmetic before code generation (drs-opt)",
                     m.name()
+                ),
+            });
+        }
+    }
+    for f in &module.functions {
+        let bytes: u64 = f.locals.iter().map(|a| a.len as u64 * options.lanes.count() as u64 * 4).sum();
+        if bytes > MAX_LOCAL_BYTES {
+            return Err(Error::Unsupported {
+                function: f.name.clone(),
+                message: format!(
+                    "its local arrays take {bytes} bytes of stack at {} lanes, more than the {MAX_LOCAL_BYTES} allowed",
+                    options.lanes.count()
                 ),
             });
         }

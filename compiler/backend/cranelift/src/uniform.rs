@@ -7,6 +7,7 @@
 //! - pure operations (arithmetic, comparisons, selects, conversions, detach, replace_grad) and
 //!   loads are uniform when all their operands are (a load with a uniform index reads one
 //!   element for all lanes);
+//! - local loads are varying: each lane has its own cells, written under its own mask;
 //! - calls and extern calls are varying (callees are compiled once for varying arguments, and
 //!   host functions run per lane);
 //! - an `if` on a uniform condition branches, and a result is uniform when both regions yield
@@ -44,7 +45,13 @@ fn region(u: &mut [bool], r: &Region) {
             Op::Binary(_, a, b) | Op::Cmp(_, a, b) => get(u, *a) && get(u, *b),
             Op::Fma(a, b, c) | Op::Select(a, b, c) => get(u, *a) && get(u, *b) && get(u, *c),
             Op::Load { index, .. } => get(u, *index),
-            Op::Math(..) | Op::Call(..) | Op::CallExtern(..) | Op::Store { .. } | Op::AtomicAdd { .. } => false,
+            Op::Math(..)
+            | Op::Call(..)
+            | Op::CallExtern(..)
+            | Op::Store { .. }
+            | Op::AtomicAdd { .. }
+            | Op::LocalLoad { .. }
+            | Op::LocalStore { .. } => false,
             Op::If { cond, then, els } => {
                 region(u, then);
                 region(u, els);
@@ -54,7 +61,7 @@ fn region(u: &mut [bool], r: &Region) {
                 }
                 continue;
             }
-            Op::Loop { init, body } => {
+            Op::Loop { init, body, .. } => {
                 let mut carried: Vec<bool> = init.iter().map(|&v| get(u, v)).collect();
                 loop {
                     for (&p, &c) in body.params.iter().zip(&carried) {

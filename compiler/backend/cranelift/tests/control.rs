@@ -376,6 +376,124 @@ fn loads_stores_and_atomics_out_of_range() {
     check(&m, "memory", &lanes, &empty, &[]);
 }
 
+/// Local arrays under divergence: lanes write different elements (and one shared element)
+/// under the masks of a varying `if` and of a loop whose trip count differs per lane, with
+/// uniform, varying and out-of-range indices; every cell read back must be the lane's own.
+#[test]
+fn local_arrays_under_divergent_masks() {
+    let mut m = Module::default();
+    func(&mut m, "tape", &[Ty::U32, Ty::F32], |b, p| {
+        let (lane, x) = (p[0], p[1]);
+        let vals = b.func.add_local(Ty::F32, 8);
+        let flags = b.func.add_local(Ty::Bool, 3);
+        let counts = b.func.add_local(Ty::I32, 5);
+        // Fill: a uniform index with a varying value (vals), uniform values (flags, counts).
+        let zero = b.u32(0);
+        b.loop_(vec![zero], |b, v| {
+            let i = v[0];
+            let fi = b.convert(Ty::F32, i);
+            let xi = b.mul(x, fi);
+            b.local_store(vals, i, xi);
+            let no = b.bool(false);
+            b.local_store(flags, i, no);
+            let ii = b.convert(Ty::I32, i);
+            let neg = b.unary(UnaryOp::Neg, ii);
+            b.local_store(counts, i, neg);
+            let one = b.u32(1);
+            let next = b.add(i, one);
+            let eight = b.u32(8);
+            (b.cmp(CmpOp::Lt, next, eight), vec![next])
+        });
+        // A varying if: a third of the lanes write their own element (varying index), one
+        // shared element (uniform index) and a flag (index 3 is out of range); the others
+        // write counts[lane & 7] (5..7 out of range).
+        let three = b.u32(3);
+        let r = b.binary(BinaryOp::Rem, lane, three);
+        let z = b.u32(0);
+        let picked = b.cmp(CmpOp::Eq, r, z);
+        b.if_(
+            picked,
+            |b| {
+                let seven = b.u32(7);
+                let own = b.binary(BinaryOp::And, lane, seven);
+                let hundred = b.f32(100.0);
+                let big = b.add(x, hundred);
+                b.local_store(vals, own, big);
+                let two = b.u32(2);
+                let negx = b.unary(UnaryOp::Neg, x);
+                b.local_store(vals, two, negx);
+                let one = b.u32(1);
+                let half = b.binary(BinaryOp::Shr, lane, one);
+                let fi = b.binary(BinaryOp::And, half, three);
+                let yes = b.bool(true);
+                b.local_store(flags, fi, yes);
+                vec![]
+            },
+            |b| {
+                let seven = b.u32(7);
+                let idx = b.binary(BinaryOp::And, lane, seven);
+                let li = b.convert(Ty::I32, lane);
+                b.local_store(counts, idx, li);
+                vec![]
+            },
+        );
+        // A loop of `lane & 3` iterations (at least one): counts[j] += 10 + j.
+        let zero = b.u32(0);
+        b.loop_(vec![zero], |b, v| {
+            let j = v[0];
+            let old = b.local_load(counts, j);
+            let ten = b.i32(10);
+            let ji = b.convert(Ty::I32, j);
+            let inc = b.add(ten, ji);
+            let new = b.add(old, inc);
+            b.local_store(counts, j, new);
+            let one = b.u32(1);
+            let next = b.add(j, one);
+            let three = b.u32(3);
+            let n = b.binary(BinaryOp::And, lane, three);
+            (b.cmp(CmpOp::Lt, next, n), vec![next])
+        });
+        // Read everything back: uniform indices (whole vectors), varying and out of range.
+        let mut out = Vec::new();
+        for i in 0..9 {
+            let i = b.u32(i);
+            out.push(b.local_load(vals, i));
+        }
+        for i in 0..4 {
+            let i = b.u32(i);
+            out.push(b.local_load(flags, i));
+        }
+        for i in 0..6 {
+            let i = b.u32(i);
+            out.push(b.local_load(counts, i));
+        }
+        let fifteen = b.u32(15);
+        let own = b.binary(BinaryOp::And, lane, fifteen);
+        out.push(b.local_load(vals, own));
+        out.push(b.local_load(counts, lane));
+        let four = b.u32(4);
+        let fl = b.binary(BinaryOp::Rem, lane, four);
+        out.push(b.local_load(flags, fl));
+        out
+    });
+    verify_module(&m).unwrap();
+    let lanes: Vec<Vec<u32>> = (0..19).map(|l| vec![l, f(l as f32 * 0.5 - 3.0)]).collect();
+    check(&m, "tape", &lanes, &[], &[]);
+    // The interpreter's answer for one lane, worked out by hand: lane 6 takes the `if`
+    // (6 % 3 == 0), so vals[6] = x + 100, vals[2] = -x, flags[3] (out of range) is dropped;
+    // its loop runs 6 & 3 = 2 iterations.
+    let x = 0.0f32;
+    let want = common::interp(&m, "tape", &[vec![6, f(x)]], &[], &[]).results.remove(0);
+    let mut expected: Vec<u32> = (0..8).map(|i| f(x * i as f32)).collect();
+    expected[6] = f(x + 100.0);
+    expected[2] = f(-x);
+    expected.push(0); // vals[8]
+    expected.extend([0, 0, 0, 0]); // flags
+    expected.extend([10, 10, (-2i32) as u32, (-3i32) as u32, (-4i32) as u32, 0]); // counts
+    expected.extend([f(x + 100.0), 0, 0]);
+    assert_eq!(want, expected);
+}
+
 #[test]
 fn extern_calls_per_active_lane() {
     let mut m = Module {
@@ -605,5 +723,56 @@ fn atomics_from_many_threads() {
         for e in &is {
             assert_eq!(e.load(Ordering::Relaxed), per * 3, "{mode:?}");
         }
+    }
+}
+
+/// Local arrays larger than a page work (the frame is probed as it grows), and a function
+/// whose arrays would take more than `MAX_LOCAL_BYTES` of stack is an error, not a crash.
+#[test]
+fn large_local_arrays() {
+    let array_fn = |len: u32| {
+        let mut m = Module::default();
+        func(&mut m, "sum", &[Ty::U32, Ty::F32], |b, p| {
+            let a = b.func.add_local(Ty::F32, len);
+            let zero = b.u32(0);
+            b.loop_(vec![zero], |b, v| {
+                let fi = b.convert(Ty::F32, v[0]);
+                let x = b.mul(p[1], fi);
+                b.local_store(a, v[0], x);
+                let one = b.u32(1);
+                let next = b.add(v[0], one);
+                let end = b.u32(len);
+                (b.cmp(CmpOp::Lt, next, end), vec![next])
+            });
+            // Sum every 97th element from a lane-dependent start (varying indices).
+            let seven = b.u32(7);
+            let start = b.binary(BinaryOp::And, p[0], seven);
+            let f0 = b.f32(0.0);
+            let r = b.loop_(vec![start, f0], |b, v| {
+                let x = b.local_load(a, v[0]);
+                let s = b.add(v[1], x);
+                let step = b.u32(97);
+                let next = b.add(v[0], step);
+                let end = b.u32(len);
+                (b.cmp(CmpOp::Lt, next, end), vec![next, s])
+            });
+            vec![r[1]]
+        });
+        m
+    };
+    let m = array_fn(4096);
+    let lanes: Vec<Vec<u32>> = (0..13).map(|l| vec![l, f(l as f32 * 0.25 - 1.0)]).collect();
+    check(&m, "sum", &lanes, &[], &[]);
+
+    let limit = drs_cranelift::MAX_LOCAL_BYTES as u32;
+    let m = array_fn(limit / 4 / 8 + 1);
+    assert!(Jit::compile(&m, Lanes::X1).is_ok());
+    match Jit::compile(&m, Lanes::X8) {
+        Err(Error::Unsupported { function, message }) => {
+            assert_eq!(function, "sum");
+            assert!(message.contains("local arrays"), "{message}");
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("an oversized local array compiled"),
     }
 }

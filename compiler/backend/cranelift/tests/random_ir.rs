@@ -1,6 +1,11 @@
 //! Random well-typed IR modules (arithmetic, comparisons, selects, conversions, ifs, bounded
-//! loops, calls between functions) run in every lane width must agree bit for bit with the
-//! interpreter, lane by lane, with different inputs per lane.
+//! loops, calls between functions, local arrays) run in every lane width must agree bit for
+//! bit with the interpreter, lane by lane, with different inputs per lane.
+//!
+//! Local arrays: each function first fills every element of its arrays (a loop with the
+//! counter as index), since an unwritten element is unspecified; later loads and stores, in
+//! divergent ifs and loops too, use uniform indices (constants, some out of range), varying
+//! ones (masked values, the lane index) and loop counters.
 //!
 //! The generator draws its decisions from a stream of numbers that proptest produces and
 //! shrinks (a shorter or smaller stream gives a simpler program), so failures minimise.
@@ -86,6 +91,8 @@ struct Gen<'c, 'a> {
     budget: usize,
     /// The function's first parameter: the lane's index, passed down through calls.
     lane: Value,
+    /// Counters (i32) of the loops being generated, innermost last.
+    counters: Vec<Value>,
 }
 
 const INPUT: u32 = 0;
@@ -149,7 +156,7 @@ impl Gen<'_, '_> {
             return;
         }
         self.budget -= 1;
-        let kind = self.c.below(if depth < 3 { 17 } else { 14 });
+        let kind = self.c.below(if depth < 3 { 19 } else { 16 });
         match kind {
             10 => {
                 // Load from the read-only input (indices partly out of range).
@@ -284,9 +291,89 @@ impl Gen<'_, '_> {
                 args.extend(params[1..].iter().map(|&t| self.operand(insts, t)));
                 self.push(insts, Op::Call(id, args), &results);
             }
-            14 | 15 => self.if_(insts, depth),
+            14 | 15 => self.local_access(insts),
+            16 | 17 => self.if_(insts, depth),
             _ => self.loop_(insts, depth),
         }
+    }
+
+    /// Declares 0 to 2 local arrays and fills each: `for i in 0..len { a[i] = value(i) }`.
+    fn fill_locals(&mut self, insts: &mut Vec<Inst>) {
+        for _ in 0..self.c.below(3) {
+            let elem = self.c.pick(&TYS);
+            let len = 1 + self.c.below(9) as u32;
+            let array = self.f.add_local(elem, len);
+            let zero = self.push(insts, Op::Const(Const::U32(0)), &[Ty::U32])[0];
+            let i = self.value(Ty::U32);
+            let mark = self.pool.len();
+            let mut body = Vec::new();
+            let seed = self.operand(&mut body, elem);
+            // A value that differs from element to element (and, through `seed`, may vary).
+            let value = match elem {
+                Ty::F32 => {
+                    let x = self.push(&mut body, Op::Convert(Ty::F32, i), &[Ty::F32])[0];
+                    self.push(&mut body, Op::Binary(BinaryOp::Sub, seed, x), &[Ty::F32])[0]
+                }
+                Ty::I32 => {
+                    let x = self.push(&mut body, Op::Convert(Ty::I32, i), &[Ty::I32])[0];
+                    self.push(&mut body, Op::Binary(BinaryOp::Add, x, seed), &[Ty::I32])[0]
+                }
+                Ty::U32 => self.push(&mut body, Op::Binary(BinaryOp::Xor, i, seed), &[Ty::U32])[0],
+                Ty::Bool => {
+                    let three = self.push(&mut body, Op::Const(Const::U32(3)), &[Ty::U32])[0];
+                    let r = self.push(&mut body, Op::Binary(BinaryOp::Rem, i, three), &[Ty::U32])[0];
+                    let z = self.push(&mut body, Op::Const(Const::U32(0)), &[Ty::U32])[0];
+                    let c = self.push(&mut body, Op::Cmp(CmpOp::Eq, r, z), &[Ty::Bool])[0];
+                    self.push(&mut body, Op::Binary(BinaryOp::Xor, c, seed), &[Ty::Bool])[0]
+                }
+            };
+            body.push(Inst { results: vec![], op: Op::LocalStore { array, index: i, value } });
+            let one = self.push(&mut body, Op::Const(Const::U32(1)), &[Ty::U32])[0];
+            let next = self.push(&mut body, Op::Binary(BinaryOp::Add, i, one), &[Ty::U32])[0];
+            let end = self.push(&mut body, Op::Const(Const::U32(len)), &[Ty::U32])[0];
+            let more = self.push(&mut body, Op::Cmp(CmpOp::Lt, next, end), &[Ty::Bool])[0];
+            self.pool.truncate(mark);
+            let body = Region { params: vec![i], insts: body, yields: vec![more, next] };
+            self.push(insts, Op::Loop { init: vec![zero], body, max_iters: Some(len) }, &[Ty::U32]);
+        }
+    }
+
+    /// A load or a store of a local array (sometimes a store, then a load of the element).
+    fn local_access(&mut self, insts: &mut Vec<Inst>) {
+        if self.f.locals.is_empty() {
+            return self.stmt(insts, 3);
+        }
+        let array = self.c.below(self.f.locals.len()) as u32;
+        let LocalArray { elem, len } = self.f.locals[array as usize];
+        let index = match self.c.below(5) {
+            0 if !self.counters.is_empty() => {
+                let counter = self.c.pick(&self.counters);
+                self.push(insts, Op::Convert(Ty::U32, counter), &[Ty::U32])[0]
+            }
+            // Uniform, sometimes out of range.
+            1 => {
+                let i = self.c.below(len as usize + 2) as u32;
+                self.push(insts, Op::Const(Const::U32(i)), &[Ty::U32])[0]
+            }
+            // A different element in each lane of a group.
+            2 => {
+                let m = self.push(insts, Op::Const(Const::U32(len + 1)), &[Ty::U32])[0];
+                self.push(insts, Op::Binary(BinaryOp::Rem, self.lane, m), &[Ty::U32])[0]
+            }
+            _ => {
+                let x = self.operand(insts, Ty::U32);
+                let m = self.push(insts, Op::Const(Const::U32(15)), &[Ty::U32])[0];
+                self.push(insts, Op::Binary(BinaryOp::And, x, m), &[Ty::U32])[0]
+            }
+        };
+        if self.c.below(2) == 0 {
+            let value = self.operand(insts, elem);
+            insts.push(Inst { results: vec![], op: Op::LocalStore { array, index, value } });
+            if self.c.below(3) != 0 {
+                return;
+            }
+        }
+        self.push(insts, Op::LocalLoad { array, index }, &[elem]);
     }
 
     fn region_body(&mut self, depth: usize, params: Vec<Value>, yield_types: &[Ty]) -> Region {
@@ -333,7 +420,9 @@ impl Gen<'_, '_> {
         }
         let params: Vec<Value> = tys.iter().map(|&t| self.value(t)).collect();
         let counter = params[0];
+        self.counters.push(counter);
         let mut body = self.region_body(depth, params, &tys[1..]);
+        self.counters.pop();
         // Re-enter the body's scope to add the counter update and the continue flag.
         let mark = self.pool.len();
         self.pool.extend(&body.params);
@@ -352,7 +441,7 @@ impl Gen<'_, '_> {
         let mut yields = vec![cont, next];
         yields.append(&mut body.yields);
         body.yields = yields;
-        self.push(insts, Op::Loop { init, body }, &tys);
+        self.push(insts, Op::Loop { init, body, max_iters: None }, &tys);
     }
 }
 
@@ -388,13 +477,21 @@ fn gen_module(stream: &[u32]) -> Module {
         }
         let nr = 1 + c.below(3);
         let rtys: Vec<Ty> = (0..nr).map(|_| c.pick(&TYS)).collect();
-        let mut g = Gen { c: &mut c, f, callees, pool, budget: 40, lane };
+        let mut g = Gen { c: &mut c, f, callees, pool, budget: 40, lane, counters: Vec::new() };
         let mut insts = Vec::new();
+        g.fill_locals(&mut insts);
         let n = 2 + g.c.below(10);
         for _ in 0..n {
             g.stmt(&mut insts, 0);
         }
         let mut yields: Vec<Value> = rtys.iter().map(|&t| g.operand(&mut insts, t)).collect();
+        // Every element of every local array, so that every lane's final cells are seen.
+        for (array, a) in g.f.locals.clone().into_iter().enumerate() {
+            for i in 0..a.len {
+                let index = g.push(&mut insts, Op::Const(Const::U32(i)), &[Ty::U32])[0];
+                g.push(&mut insts, Op::LocalLoad { array: array as u32, index }, &[a.elem]);
+            }
+        }
         // A checksum of every value at the top level, so that none of them is dead.
         let live = g.pool.clone();
         let mut acc = g.push(&mut insts, Op::Const(Const::U32(0x1234_5678)), &[Ty::U32])[0];

@@ -1,0 +1,186 @@
+//! `ImageBlock`: the private accumulation buffer of one tile, with a border wide enough for the
+//! reconstruction filter, into which samples are splatted the way Mitsuba 3 does.
+
+use crate::{ReconstructionFilter, Tile};
+
+/// Position of the weight channel in a stored pixel: R, G, B, W, then the AOVs.
+pub(crate) const WEIGHT_CHANNEL: usize = 3;
+/// Channels stored before the AOVs.
+pub(crate) const BASE_CHANNELS: usize = 4;
+
+/// Weighted sums of samples for one tile plus `border` pixels on every side. Each stored pixel
+/// holds `Σ w·R, Σ w·G, Σ w·B, Σ w·weight, Σ w·aov...` where `w` is the filter weight of the
+/// sample at that pixel; the film divides by the weight sum when it develops.
+#[derive(Clone, Debug)]
+pub struct ImageBlock {
+    tile: Tile,
+    border: u32,
+    filter: ReconstructionFilter,
+    aov_count: usize,
+    normalize: bool,
+    data: Vec<f32>,
+    // Scratch space for one sample's filter weights along x and y, kept to avoid allocating.
+    weights_x: Vec<f32>,
+    weights_y: Vec<f32>,
+}
+
+impl ImageBlock {
+    /// An empty block for `tile` (in film pixels) whose samples carry `aov_count` extra channels.
+    pub fn new(tile: Tile, filter: ReconstructionFilter, aov_count: usize) -> Self {
+        let border = filter.border_size();
+        let stored_pixels = (tile.width + 2 * border) as usize * (tile.height + 2 * border) as usize;
+        ImageBlock {
+            tile,
+            border,
+            filter,
+            aov_count,
+            normalize: false,
+            data: vec![0.0; stored_pixels * (BASE_CHANNELS + aov_count)],
+            weights_x: Vec::new(),
+            weights_y: Vec::new(),
+        }
+    }
+
+    /// The tile this block accumulates (its border lies around it).
+    pub fn tile(&self) -> Tile {
+        self.tile
+    }
+
+    /// Pixels stored beyond each edge of the tile for the filter's footprint.
+    pub fn border(&self) -> u32 {
+        self.border
+    }
+
+    pub fn filter(&self) -> &ReconstructionFilter {
+        &self.filter
+    }
+
+    pub fn aov_count(&self) -> usize {
+        self.aov_count
+    }
+
+    /// Values stored per pixel: R, G, B, W and the AOVs.
+    pub fn channel_count(&self) -> usize {
+        BASE_CHANNELS + self.aov_count
+    }
+
+    /// Width and height of the stored area: the tile plus its border on both sides.
+    pub fn stored_size(&self) -> (u32, u32) {
+        (self.tile.width + 2 * self.border, self.tile.height + 2 * self.border)
+    }
+
+    /// The accumulated sums, row by row over the stored area (stored pixel `(0, 0)` is film
+    /// pixel `(tile.x - border, tile.y - border)`), `channel_count()` values per pixel in the
+    /// order R, G, B, W, AOVs.
+    pub fn raw(&self) -> &[f32] {
+        &self.data
+    }
+
+    /// Mitsuba's `normalize` option: scale each sample's filter weights so that they sum to one
+    /// over its whole footprint (also the part outside the block), as needed when splatting
+    /// with weight 0, e.g. particle-tracer style contributions whose total must be preserved.
+    pub fn set_normalize(&mut self, normalize: bool) {
+        self.normalize = normalize;
+    }
+
+    /// Resets every sum to zero.
+    pub fn clear(&mut self) {
+        self.data.fill(0.0);
+    }
+
+    /// Splats a sample of radiance `rgb` (and `aovs`, one value per AOV channel) at continuous
+    /// film position `pos` (pixel `(x, y)` covers `[x, x + 1) x [y, y + 1)`) with weight 1.
+    pub fn put(&mut self, pos: [f32; 2], rgb: [f32; 3], aovs: &[f32]) {
+        self.put_weighted(pos, rgb, aovs, 1.0);
+    }
+
+    /// Like [`put`](Self::put), but the weight channel receives `weight` times the filter weight
+    /// instead of the filter weight. A non-finite position is ignored; parts of the footprint
+    /// outside the stored area are dropped.
+    ///
+    /// # Panics
+    /// If `aovs` does not have one value per AOV channel of the block (a programming error).
+    pub fn put_weighted(&mut self, pos: [f32; 2], rgb: [f32; 3], aovs: &[f32], weight: f32) {
+        assert_eq!(aovs.len(), self.aov_count, "ImageBlock::put: wrong number of AOV values");
+        if !(pos[0].is_finite() && pos[1].is_finite()) {
+            return;
+        }
+        let (stored_width, stored_height) = self.stored_size();
+        if self.filter.is_box() {
+            // The box filter covers exactly the pixel that contains the sample.
+            let x = pos[0].floor() as i64 - i64::from(self.tile.x);
+            let y = pos[1].floor() as i64 - i64::from(self.tile.y);
+            if (0..i64::from(stored_width)).contains(&x) && (0..i64::from(stored_height)).contains(&y) {
+                self.accumulate(y as usize * stored_width as usize + x as usize, rgb, aovs, weight, 1.0);
+            }
+            return;
+        }
+
+        // Stored coordinates in which stored pixel i has its centre at i.
+        let border = self.border as f32;
+        let centre_x = pos[0] - self.tile.x as f32 + border - 0.5;
+        let centre_y = pos[1] - self.tile.y as f32 + border - 0.5;
+        let radius = self.filter.radius();
+        let (Some(columns), Some(rows)) =
+            (footprint(centre_x, radius, stored_width), footprint(centre_y, radius, stored_height))
+        else {
+            return;
+        };
+
+        let filter = self.filter;
+        let mut weights_x = std::mem::take(&mut self.weights_x);
+        let mut weights_y = std::mem::take(&mut self.weights_y);
+        weights_x.clear();
+        weights_x.extend(columns.clone().map(|x| filter.eval(x as f32 - centre_x)));
+        weights_y.clear();
+        weights_y.extend(rows.clone().map(|y| filter.eval(y as f32 - centre_y)));
+
+        let scale = if self.normalize {
+            let total = footprint_weight(&filter, centre_x) * footprint_weight(&filter, centre_y);
+            if total > 0.0 {
+                1.0 / total
+            } else {
+                0.0
+            }
+        } else {
+            1.0
+        };
+        if scale != 0.0 {
+            for (y, &weight_y) in rows.zip(&weights_y) {
+                for (x, &weight_x) in columns.clone().zip(&weights_x) {
+                    let filter_weight = weight_x * scale * weight_y;
+                    self.accumulate(y * stored_width as usize + x, rgb, aovs, weight, filter_weight);
+                }
+            }
+        }
+        self.weights_x = weights_x;
+        self.weights_y = weights_y;
+    }
+
+    /// Adds a sample's values times `filter_weight` to stored pixel number `pixel` (row-major).
+    fn accumulate(&mut self, pixel: usize, rgb: [f32; 3], aovs: &[f32], weight: f32, filter_weight: f32) {
+        let channels = self.channel_count();
+        let start = pixel * channels;
+        let pixel = &mut self.data[start..start + channels];
+        for (sum, value) in pixel.iter_mut().zip(rgb.iter().chain([&weight]).chain(aovs)) {
+            *sum += value * filter_weight;
+        }
+    }
+}
+
+/// The stored pixels `first..=last` whose centres lie within `radius` of `centre` (Mitsuba's
+/// `ceil(c - r) ..= floor(c + r)`), clipped to `0..extent`; `None` when that is empty.
+fn footprint(centre: f32, radius: f32, extent: u32) -> Option<std::ops::Range<usize>> {
+    let first = ((centre - radius).ceil() as i64).max(0);
+    let last = ((centre + radius).floor() as i64).min(i64::from(extent) - 1);
+    (first <= last).then(|| first as usize..last as usize + 1)
+}
+
+/// The sum of the filter's weights over every pixel centre within its radius of `centre`,
+/// whether stored or not.
+fn footprint_weight(filter: &ReconstructionFilter, centre: f32) -> f32 {
+    let radius = filter.radius();
+    let first = (centre - radius).ceil();
+    let count = ((centre + radius).floor() - first) as i64 + 1;
+    (0..count.max(0)).map(|i| filter.eval(first + i as f32 - centre)).sum()
+}

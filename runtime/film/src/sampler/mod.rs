@@ -1,0 +1,237 @@
+//! Counter-based samplers: Mitsuba's `independent` and `stratified`. The random numbers of a
+//! sample are a pure function of (seed, pixel, sample index, pass), so any sample can be
+//! regenerated exactly (path replay re-runs a sample in the adjoint pass) and a rendering does
+//! not depend on how pixels are distributed over threads.
+//!
+//! Seeding: TEA, keyed by (seed, pass), encrypts the block (pixel, sample) into the PCG32's
+//! initial state and, under a second key, into its stream; being a bijection for a fixed key,
+//! it gives every sample of a pass its own state. The stratified sampler's permutation seed is
+//! the encryption of (pixel, 0) under a third key, shared by the pixel's samples; dimension `d`
+//! permutes with the encryption of (that seed, d) under a fourth. (Mitsuba uses `seed + d`; with
+//! Kensler's permutation, consecutive seeds give related permutations, so consecutive dimensions
+//! come out correlated, which `tests/samplers.rs` checks for.)
+
+mod hash;
+mod pcg32;
+
+pub use pcg32::Pcg32;
+
+use crate::FilmError;
+use hash::{permute, tea};
+use pcg32::F32_UNIT;
+
+const TEA_ROUNDS: u32 = 8;
+// Fixed key words that separate the derived values: the key of Zafar et al., then the SHA-256
+// initial hash words.
+const STATE_KEY: [u32; 2] = [0xa341_316c, 0xc801_3ea4];
+const STREAM_KEY: [u32; 2] = [0xad90_777d, 0x7e95_761e];
+const PERMUTATION_KEY: [u32; 2] = [0x6a09_e667, 0xbb67_ae85];
+const DIMENSION_KEY: [u32; 4] = [0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c];
+
+/// Which of Mitsuba's samplers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SamplerKind {
+    /// Independent uniform numbers from PCG32 (`independent`).
+    Independent,
+    /// One sample per stratum in every dimension (`stratified`): 1D values fall one into each
+    /// of `sample_count` equal intervals, 2D points one into each cell of a
+    /// `√sample_count x √sample_count` grid, in an order shuffled per pixel and dimension.
+    /// With `jitter` the point is uniform in its stratum, without it at the centre.
+    Stratified { jitter: bool },
+}
+
+/// A configured sampler: kind, samples per pixel and base seed (Mitsuba's `seed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampler {
+    kind: SamplerKind,
+    sample_count: u32,
+    seed: u32,
+}
+
+impl Sampler {
+    /// Mitsuba's `independent` sampler.
+    pub fn independent(sample_count: u32, seed: u32) -> Result<Sampler, FilmError> {
+        if sample_count == 0 {
+            return Err(FilmError::ZeroSampleCount);
+        }
+        Ok(Sampler { kind: SamplerKind::Independent, sample_count, seed })
+    }
+
+    /// Mitsuba's `stratified` sampler. `sample_count` is rounded up to the next square as
+    /// [`stratified_sample_count`] says; [`sample_count`](Self::sample_count) gives the result.
+    pub fn stratified(sample_count: u32, seed: u32, jitter: bool) -> Result<Sampler, FilmError> {
+        let sample_count = stratified_sample_count(sample_count)?;
+        Ok(Sampler { kind: SamplerKind::Stratified { jitter }, sample_count, seed })
+    }
+
+    pub fn kind(&self) -> SamplerKind {
+        self.kind
+    }
+
+    /// Samples per pixel (after rounding, for the stratified sampler).
+    pub fn sample_count(&self) -> u32 {
+        self.sample_count
+    }
+
+    pub fn seed(&self) -> u32 {
+        self.seed
+    }
+
+    /// The random numbers of sample `sample` of pixel `pixel` (the film's `y * width + x`) in
+    /// render pass `pass`. The same arguments always give the same sequence. For the
+    /// stratified sampler, sample indices `sample_count` and above repeat the strata of
+    /// `sample % sample_count` (with different jitter).
+    pub fn stream(&self, pixel: u32, sample: u32, pass: u32) -> SampleStream {
+        let key = |half: [u32; 2]| [self.seed, pass, half[0], half[1]];
+        let (state_low, state_high) = tea(pixel, sample, key(STATE_KEY), TEA_ROUNDS);
+        let (stream_low, stream_high) = tea(pixel, sample, key(STREAM_KEY), TEA_ROUNDS);
+        let rng = Pcg32::new(join(state_low, state_high), join(stream_low, stream_high));
+        let strata = match self.kind {
+            SamplerKind::Independent => None,
+            SamplerKind::Stratified { jitter } => Some(Strata {
+                permutation_seed: tea(pixel, 0, key(PERMUTATION_KEY), TEA_ROUNDS).0,
+                dimension: 0,
+                sample: sample % self.sample_count,
+                count: self.sample_count,
+                resolution: self.sample_count.isqrt(),
+                jitter,
+            }),
+        };
+        SampleStream { rng, strata }
+    }
+}
+
+/// Mitsuba's rule for the stratified sampler's sample count: the smallest square number that is
+/// at least `requested` (Mitsuba warns when it rounds, e.g. 5 → 9).
+pub fn stratified_sample_count(requested: u32) -> Result<u32, FilmError> {
+    if requested == 0 {
+        return Err(FilmError::ZeroSampleCount);
+    }
+    let mut resolution = requested.isqrt();
+    if resolution * resolution < requested {
+        resolution += 1;
+    }
+    resolution.checked_mul(resolution).ok_or(FilmError::SampleCountTooLarge(requested))
+}
+
+/// The sequence of random numbers of one sample. Clone it, or ask the [`Sampler`] again, to
+/// replay the sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampleStream {
+    rng: Pcg32,
+    strata: Option<Strata>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Strata {
+    /// Seed of the pixel's permutations, from which each dimension derives its own.
+    permutation_seed: u32,
+    dimension: u32,
+    sample: u32,
+    /// Strata per 1D dimension (the sample count).
+    count: u32,
+    /// Strata per axis in 2D: `count = resolution²`.
+    resolution: u32,
+    jitter: bool,
+}
+
+impl SampleStream {
+    /// The next uniform number in `[0, 1)`.
+    pub fn next_1d(&mut self) -> f32 {
+        let Some(strata) = &mut self.strata else {
+            return self.rng.next_f32();
+        };
+        let stratum = permute(strata.sample, strata.count, strata.next_permutation_seed());
+        let jitter = jitter_units(&mut self.rng, strata.jitter);
+        point_in_stratum(stratum, strata.count, jitter)
+    }
+
+    /// The next uniform point in `[0, 1)²`.
+    pub fn next_2d(&mut self) -> [f32; 2] {
+        let Some(strata) = &mut self.strata else {
+            return [self.rng.next_f32(), self.rng.next_f32()];
+        };
+        let cell = permute(strata.sample, strata.count, strata.next_permutation_seed());
+        let resolution = strata.resolution;
+        let jitter_x = jitter_units(&mut self.rng, strata.jitter);
+        let jitter_y = jitter_units(&mut self.rng, strata.jitter);
+        [
+            point_in_stratum(cell % resolution, resolution, jitter_x),
+            point_in_stratum(cell / resolution, resolution, jitter_y),
+        ]
+    }
+}
+
+impl Strata {
+    fn next_permutation_seed(&mut self) -> u32 {
+        let seed = tea(self.permutation_seed, self.dimension, DIMENSION_KEY, TEA_ROUNDS).0;
+        self.dimension = self.dimension.wrapping_add(1);
+        seed
+    }
+}
+
+/// The offset inside a stratum in units of 2^-24: uniform, or the centre without jitter.
+fn jitter_units(rng: &mut Pcg32, jitter: bool) -> u32 {
+    if jitter {
+        rng.next_u32() >> 8
+    } else {
+        1 << 23
+    }
+}
+
+/// `(stratum + jitter · 2^-24) / count`, rounded down to an f32 so that the value never reaches
+/// the next stratum (or 1): rounding to nearest could land exactly on `(stratum + 1) / count`.
+fn point_in_stratum(stratum: u32, count: u32, jitter_units: u32) -> f32 {
+    let numerator = f64::from(stratum) + f64::from(jitter_units) * f64::from(F32_UNIT);
+    let exact = numerator / f64::from(count);
+    let rounded = exact as f32;
+    if f64::from(rounded) > exact {
+        rounded.next_down()
+    } else {
+        rounded
+    }
+}
+
+fn join(low: u32, high: u32) -> u64 {
+    u64::from(low) | (u64::from(high) << 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_stay_inside_their_stratum_at_both_edges() {
+        let largest_jitter = (1 << 24) - 1;
+        for count in 1..=300u32 {
+            for stratum in 0..count {
+                let low = point_in_stratum(stratum, count, 0);
+                let high = point_in_stratum(stratum, count, largest_jitter);
+                // Rounded down: never past the upper edge, at most one f32 step below the lower.
+                assert!(f64::from(high) < f64::from(stratum + 1) / f64::from(count), "{stratum}/{count}");
+                assert!(f64::from(low) <= f64::from(stratum) / f64::from(count));
+                assert!(f64::from(low.next_up()) > f64::from(stratum) / f64::from(count));
+                assert!(low <= high);
+            }
+        }
+        // The case that plain f32 arithmetic gets wrong: (3 + (1 - 2^-24)) * 0.25 rounds to 1.
+        const { assert!((3.0f32 + (1.0 - F32_UNIT)) * 0.25 == 1.0) };
+        assert!(point_in_stratum(3, 4, largest_jitter) < 1.0);
+    }
+
+    #[test]
+    fn permute_is_a_bijection_for_every_length_and_seed() {
+        // Seeds near 2^32 make the memo's 32-bit `(i + seed) % length` wrap.
+        let seeds = [0, 1, 2, 0x1234_5678, 0x8000_0000, u32::MAX - 2, u32::MAX - 1, u32::MAX];
+        for length in 1..=130u32 {
+            for seed in seeds {
+                let mut seen = vec![false; length as usize];
+                for index in 0..length {
+                    let image = permute(index, length, seed);
+                    assert!(image < length && !seen[image as usize], "length {length}, seed {seed:#x}");
+                    seen[image as usize] = true;
+                }
+            }
+        }
+    }
+}

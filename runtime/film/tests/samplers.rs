@@ -1,0 +1,244 @@
+//! PCG32 against the reference generator, uniformity of both samplers, stratification, replay
+//! and independence of streams.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::{assert_uniform_1d, assert_uniform_2d};
+use drs_film::{stratified_sample_count, FilmError, Pcg32, Sampler, SamplerKind};
+
+#[test]
+fn pcg32_matches_the_reference_implementation() {
+    // pcg32-demo from O'Neill's pcg-c-basic: pcg32_srandom_r(&rng, 42, 54).
+    let mut rng = Pcg32::new(42, 54);
+    let expected = [0xa15c02b7, 0x7b47f409, 0xba1d3330, 0x83d2f293, 0xbfa4784b, 0xcbed606e];
+    for value in expected {
+        assert_eq!(rng.next_u32(), value);
+    }
+}
+
+#[test]
+fn pcg32_floats_are_the_top_24_bits() {
+    let mut bits = Pcg32::new(7, 3);
+    let mut floats = Pcg32::new(7, 3);
+    for _ in 0..1000 {
+        let expected = (bits.next_u32() >> 8) as f32 / 16_777_216.0;
+        assert_eq!(floats.next_f32(), expected);
+    }
+}
+
+fn samplers() -> Vec<Sampler> {
+    vec![
+        Sampler::independent(16, 0).unwrap(),
+        Sampler::stratified(16, 0, true).unwrap(),
+        Sampler::stratified(9, 5, true).unwrap(),
+    ]
+}
+
+/// The `dimension`-th value (1D, after `dimension` earlier 1D draws) of every sample of the
+/// first `pixels` pixels.
+fn values_1d(sampler: &Sampler, pixels: u32, dimension: usize) -> Vec<f32> {
+    let mut values = Vec::new();
+    for pixel in 0..pixels {
+        for sample in 0..sampler.sample_count() {
+            let mut stream = sampler.stream(pixel, sample, 0);
+            for _ in 0..dimension {
+                stream.next_1d();
+            }
+            values.push(stream.next_1d());
+        }
+    }
+    values
+}
+
+fn points_2d(sampler: &Sampler, pixels: u32, dimension: usize) -> Vec<[f32; 2]> {
+    let mut points = Vec::new();
+    for pixel in 0..pixels {
+        for sample in 0..sampler.sample_count() {
+            let mut stream = sampler.stream(pixel, sample, 3);
+            for _ in 0..dimension {
+                stream.next_2d();
+            }
+            points.push(stream.next_2d());
+        }
+    }
+    points
+}
+
+#[test]
+fn next_1d_is_uniform() {
+    for sampler in samplers() {
+        for dimension in [0, 1, 5] {
+            let values = values_1d(&sampler, 100_000 / sampler.sample_count(), dimension);
+            assert_uniform_1d(&values, 100, &format!("{:?} dimension {dimension}", sampler.kind()));
+        }
+    }
+}
+
+#[test]
+fn next_2d_is_uniform() {
+    for sampler in samplers() {
+        for dimension in [0, 2] {
+            let points = points_2d(&sampler, 100_000 / sampler.sample_count(), dimension);
+            assert_uniform_2d(&points, 16, &format!("{:?} dimension {dimension}", sampler.kind()));
+        }
+    }
+}
+
+#[test]
+fn pairs_of_consecutive_1d_values_are_uniform() {
+    // Catches correlation between successive draws, which 1D histograms cannot see.
+    for sampler in samplers() {
+        let mut points = Vec::new();
+        for pixel in 0..100_000 / sampler.sample_count() {
+            for sample in 0..sampler.sample_count() {
+                let mut stream = sampler.stream(pixel, sample, 0);
+                points.push([stream.next_1d(), stream.next_1d()]);
+            }
+        }
+        assert_uniform_2d(&points, 16, &format!("{:?} (next_1d, next_1d)", sampler.kind()));
+    }
+}
+
+#[test]
+fn stratified_puts_exactly_one_sample_in_each_stratum() {
+    for requested in [1, 4, 9, 16, 25, 64] {
+        for jitter in [true, false] {
+            let sampler = Sampler::stratified(requested, 17, jitter).unwrap();
+            let count = sampler.sample_count();
+            let resolution = count.isqrt();
+            for pixel in (0..5000).step_by(37) {
+                // Interleave 1D and 2D draws: each dimension is stratified on its own.
+                let mut strata_1d = vec![HashSet::new(); 3];
+                let mut cells_2d = vec![HashSet::new(); 3];
+                for sample in 0..count {
+                    let mut stream = sampler.stream(pixel, sample, 2);
+                    for dimension in 0..3 {
+                        let u = stream.next_1d();
+                        let stratum = (f64::from(u) * f64::from(count)) as u32;
+                        assert!(strata_1d[dimension].insert(stratum), "1D stratum {stratum} twice ({count} spp)");
+                        let [x, y] = stream.next_2d();
+                        let cell = (
+                            (f64::from(x) * f64::from(resolution)) as u32,
+                            (f64::from(y) * f64::from(resolution)) as u32,
+                        );
+                        assert!(cells_2d[dimension].insert(cell), "2D cell {cell:?} twice ({count} spp)");
+                    }
+                }
+                for dimension in 0..3 {
+                    assert_eq!(strata_1d[dimension].len(), count as usize);
+                    assert!(strata_1d[dimension].iter().all(|&stratum| stratum < count));
+                    assert_eq!(cells_2d[dimension].len(), count as usize);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn stratified_without_jitter_uses_stratum_centres() {
+    let sampler = Sampler::stratified(16, 1, false).unwrap();
+    let mut values: Vec<f32> = (0..16).map(|sample| sampler.stream(42, sample, 0).next_1d()).collect();
+    values.sort_by(f32::total_cmp);
+    let centres: Vec<f32> = (0..16).map(|k| (k as f32 + 0.5) / 16.0).collect();
+    assert_eq!(values, centres);
+    let mut points: Vec<(f32, f32)> = (0..16)
+        .map(|sample| {
+            let [x, y] = sampler.stream(42, sample, 0).next_2d();
+            (x, y)
+        })
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let grid: Vec<(f32, f32)> =
+        (0..4).flat_map(|i| (0..4).map(move |j| ((i as f32 + 0.5) / 4.0, (j as f32 + 0.5) / 4.0))).collect();
+    assert_eq!(points, grid);
+}
+
+#[test]
+fn sample_count_rounds_up_to_a_square_as_mitsuba() {
+    let cases = [(1, 1), (2, 4), (4, 4), (5, 9), (9, 9), (10, 16), (16, 16), (17, 25), (1000, 1024)];
+    for (requested, rounded) in cases {
+        assert_eq!(stratified_sample_count(requested), Ok(rounded), "{requested}");
+        assert_eq!(Sampler::stratified(requested, 0, true).unwrap().sample_count(), rounded);
+    }
+    assert_eq!(stratified_sample_count(65535 * 65535), Ok(65535 * 65535));
+    assert_eq!(stratified_sample_count(65535 * 65535 + 1), Err(FilmError::SampleCountTooLarge(65535 * 65535 + 1)));
+    assert_eq!(stratified_sample_count(0), Err(FilmError::ZeroSampleCount));
+    assert_eq!(Sampler::independent(0, 0), Err(FilmError::ZeroSampleCount));
+    // The independent sampler keeps any count.
+    assert_eq!(Sampler::independent(5, 0).unwrap().sample_count(), 5);
+    assert_eq!(Sampler::stratified(3, 0, false).unwrap().kind(), SamplerKind::Stratified { jitter: false });
+}
+
+fn draw(sampler: &Sampler, pixel: u32, sample: u32, pass: u32) -> Vec<f32> {
+    let mut stream = sampler.stream(pixel, sample, pass);
+    (0..20).flat_map(|i| if i % 3 == 0 { stream.next_2d().to_vec() } else { vec![stream.next_1d()] }).collect()
+}
+
+#[test]
+fn a_sample_replays_identically() {
+    for sampler in samplers() {
+        for (pixel, sample, pass) in [(0, 0, 0), (123_456, 7, 3), (u32::MAX, u32::MAX, u32::MAX)] {
+            let first = draw(&sampler, pixel, sample, pass);
+            // Other samples drawn in between change nothing: there is no shared state.
+            let _ = draw(&sampler, pixel.wrapping_add(1), sample, pass);
+            assert_eq!(draw(&sampler, pixel, sample, pass), first);
+            // A clone taken midway continues exactly like the original.
+            let mut stream = sampler.stream(pixel, sample, pass);
+            stream.next_2d();
+            let mut replay = stream.clone();
+            let rest: Vec<f32> = (0..10).map(|_| stream.next_1d()).collect();
+            let replayed: Vec<f32> = (0..10).map(|_| replay.next_1d()).collect();
+            assert_eq!(rest, replayed);
+        }
+    }
+}
+
+#[test]
+fn different_pixels_samples_passes_and_seeds_give_different_streams() {
+    for kind_seed in [0, 1] {
+        let sampler = Sampler::independent(64, kind_seed).unwrap();
+        let mut seen = HashSet::new();
+        for pixel in 0..500 {
+            for sample in 0..16 {
+                for pass in 0..2 {
+                    let bits: Vec<u32> = draw(&sampler, pixel, sample, pass).iter().map(|v| v.to_bits()).collect();
+                    assert!(seen.insert(bits), "pixel {pixel} sample {sample} pass {pass} repeats a stream");
+                }
+            }
+        }
+    }
+    let a = Sampler::independent(4, 1).unwrap();
+    let b = Sampler::independent(4, 2).unwrap();
+    assert_ne!(draw(&a, 10, 0, 0), draw(&b, 10, 0, 0));
+    let stratified_a = Sampler::stratified(4, 1, true).unwrap();
+    let stratified_b = Sampler::stratified(4, 2, true).unwrap();
+    assert_ne!(draw(&stratified_a, 10, 0, 0), draw(&stratified_b, 10, 0, 0));
+}
+
+/// Pearson's correlation coefficient.
+fn correlation(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let (mean_x, mean_y) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let covariance: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mean_x) * (y - mean_y)).sum();
+    let variance_x: f64 = xs.iter().map(|x| (x - mean_x).powi(2)).sum();
+    let variance_y: f64 = ys.iter().map(|y| (y - mean_y).powi(2)).sum();
+    covariance / (variance_x * variance_y).sqrt()
+}
+
+#[test]
+fn neighbouring_pixels_and_samples_are_uncorrelated() {
+    // 20 000 pairs: the coefficient of independent streams has a standard deviation of 0.007.
+    let sampler = Sampler::independent(1, 0).unwrap();
+    let first = |pixel, sample, pass| f64::from(sampler.stream(pixel, sample, pass).next_1d());
+    let n = 20_000;
+    let base: Vec<f64> = (0..n).map(|i| first(i, 0, 0)).collect();
+    let next_pixel: Vec<f64> = (0..n).map(|i| first(i + 1, 0, 0)).collect();
+    let next_sample: Vec<f64> = (0..n).map(|i| first(i, 1, 0)).collect();
+    let next_pass: Vec<f64> = (0..n).map(|i| first(i, 0, 1)).collect();
+    for (what, other) in [("pixel", &next_pixel), ("sample", &next_sample), ("pass", &next_pass)] {
+        let r = correlation(&base, other);
+        assert!(r.abs() < 0.035, "correlation with the next {what}: {r}");
+    }
+}

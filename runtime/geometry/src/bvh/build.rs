@@ -1,0 +1,232 @@
+//! Top-down construction with the binned surface area heuristic (Wald 2007, "On fast
+//! Construction of SAH-based Bounding Volume Hierarchies"): primitives are binned by centroid
+//! along each axis, the cheapest bin boundary by SAH wins, and subtrees are built in parallel
+//! once they are large enough to pay for a task. `flatten` then collapses the binary tree into
+//! the 4-wide nodes that traversal uses.
+
+use rayon::prelude::*;
+
+use super::{Bvh, LeafPrim, Node, NodeRef, ANALYTIC, MAX_DEPTH, WIDTH};
+use crate::error::GeometryError;
+use crate::math::{Aabb, Vec3};
+use crate::shape::Shape;
+
+const BIN_COUNT: usize = 16;
+/// SAH costs of visiting an inner node and of testing one primitive.
+const TRAVERSAL_COST: f32 = 3.0;
+const INTERSECTION_COST: f32 = 1.0;
+/// A node with more primitives is always split (when its primitives can be told apart).
+const MAX_LEAF_SIZE: usize = 8;
+/// Subtrees with fewer primitives are built on the current thread.
+const PARALLEL_THRESHOLD: usize = 4096;
+
+#[derive(Clone, Copy, Debug)]
+struct BuildPrim {
+    bounds: Aabb,
+    centroid: Vec3,
+    /// Index into the list of `(shape, primitive)` pairs.
+    id: u32,
+}
+
+enum BuildNode {
+    Leaf { first: u32, count: u32 },
+    Inner { bounds: [Aabb; 2], children: Box<[BuildNode; 2]> },
+}
+
+impl Bvh {
+    pub(crate) fn build(shapes: &[Shape]) -> Result<Bvh, GeometryError> {
+        if shapes.len() > ANALYTIC as usize {
+            return Err(GeometryError::TooManyShapes(shapes.len()));
+        }
+        let total: u64 = shapes.iter().map(|s| s.primitive_count() as u64).sum();
+        if total >= u32::MAX as u64 {
+            return Err(GeometryError::TooManyPrimitives(total));
+        }
+        let refs: Vec<(u32, u32)> = shapes
+            .iter()
+            .enumerate()
+            .flat_map(|(s, shape)| (0..shape.primitive_count() as u32).map(move |p| (s as u32, p)))
+            .collect();
+        if refs.is_empty() {
+            return Ok(Bvh::default());
+        }
+        let mut build_prims: Vec<BuildPrim> = refs
+            .par_iter()
+            .enumerate()
+            .map(|(id, &(s, p))| {
+                let bounds = shapes[s as usize].primitive_bounds(p as usize);
+                BuildPrim { bounds, centroid: bounds.center(), id: id as u32 }
+            })
+            .collect();
+        let (root, bounds) = build_node(&mut build_prims, 0, 0);
+        let mut nodes = Vec::new();
+        let root = flatten(&root, &mut nodes);
+        let prims = build_prims
+            .par_iter()
+            .map(|bp| {
+                let (shape, prim) = refs[bp.id as usize];
+                match &shapes[shape as usize] {
+                    Shape::Mesh(mesh) => LeafPrim { vertices: mesh.triangle_positions(prim as usize), shape, prim },
+                    Shape::Sphere(_) | Shape::Disk(_) => {
+                        LeafPrim { vertices: [Vec3::ZERO; 3], shape: shape | ANALYTIC, prim }
+                    }
+                }
+            })
+            .collect();
+        Ok(Bvh { nodes, prims, root: Some((root, bounds)) })
+    }
+}
+
+/// Builds the subtree over `prims`, which start at index `first` of the final order, and
+/// returns it with its bounds. Reorders `prims` into tree order.
+fn build_node(prims: &mut [BuildPrim], first: u32, depth: usize) -> (BuildNode, Aabb) {
+    let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(p.bounds));
+    let leaf = BuildNode::Leaf { first, count: prims.len() as u32 };
+    if prims.len() == 1 || depth >= MAX_DEPTH {
+        return (leaf, bounds);
+    }
+    let centroid_bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.expand(p.centroid));
+    let mid = match best_split(prims, &bounds, &centroid_bounds) {
+        Some(split) => {
+            let leaf_cost = INTERSECTION_COST * prims.len() as f32;
+            if prims.len() <= MAX_LEAF_SIZE && leaf_cost <= split.cost {
+                return (leaf, bounds);
+            }
+            partition(prims, |p| split.bins.index(p.centroid) <= split.last_left_bin)
+        }
+        // No usable axis: equal centroids, or a box too flat for the SAH to rank splits.
+        None if prims.len() <= MAX_LEAF_SIZE => return (leaf, bounds),
+        None => {
+            let axis = centroid_bounds.extent().max_position();
+            let mid = prims.len() / 2;
+            prims.select_nth_unstable_by(mid, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
+            mid
+        }
+    };
+    let (left, right) = prims.split_at_mut(mid);
+    let right_first = first + mid as u32;
+    let ((left, left_bounds), (right, right_bounds)) = if left.len() + right.len() >= PARALLEL_THRESHOLD {
+        rayon::join(|| build_node(left, first, depth + 1), || build_node(right, right_first, depth + 1))
+    } else {
+        (build_node(left, first, depth + 1), build_node(right, right_first, depth + 1))
+    };
+    let node = BuildNode::Inner { bounds: [left_bounds, right_bounds], children: Box::new([left, right]) };
+    (node, bounds)
+}
+
+/// Maps centroids along one axis to bins.
+#[derive(Clone, Copy, Debug)]
+struct Binning {
+    axis: usize,
+    min: f32,
+    scale: f32,
+}
+
+impl Binning {
+    /// `None` when the centroids do not spread along `axis`.
+    fn new(axis: usize, centroid_bounds: &Aabb) -> Option<Binning> {
+        let extent = centroid_bounds.extent()[axis];
+        // Slightly fewer than BIN_COUNT bins per extent, so that the maximum lands in the last.
+        let scale = BIN_COUNT as f32 * (1.0 - 1e-6) / extent;
+        (extent > 0.0 && scale.is_finite()).then_some(Binning { axis, min: centroid_bounds.min[axis], scale })
+    }
+
+    fn index(&self, centroid: Vec3) -> usize {
+        // `as` saturates, so rounding below the minimum still gives bin 0.
+        (((centroid[self.axis] - self.min) * self.scale) as usize).min(BIN_COUNT - 1)
+    }
+}
+
+struct Split {
+    bins: Binning,
+    /// Bins `0..=last_left_bin` go left.
+    last_left_bin: usize,
+    /// SAH cost of splitting, in units comparable with `INTERSECTION_COST · count`.
+    cost: f32,
+}
+
+fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Option<Split> {
+    let area = bounds.surface_area();
+    if !(area > 0.0 && area.is_finite()) {
+        return None;
+    }
+    let mut best: Option<Split> = None;
+    for bins in (0..3).filter_map(|axis| Binning::new(axis, centroid_bounds)) {
+        let mut bin_bounds = [Aabb::EMPTY; BIN_COUNT];
+        let mut bin_counts = [0usize; BIN_COUNT];
+        for p in prims {
+            let k = bins.index(p.centroid);
+            bin_bounds[k] = bin_bounds[k].union(p.bounds);
+            bin_counts[k] += 1;
+        }
+        // right_cost[k]: area × count of bins k+1.. (the right side of a split after bin k).
+        let mut right_cost = [0.0f32; BIN_COUNT];
+        let (mut right_box, mut right_count) = (Aabb::EMPTY, 0);
+        for k in (1..BIN_COUNT).rev() {
+            right_box = right_box.union(bin_bounds[k]);
+            right_count += bin_counts[k];
+            right_cost[k - 1] = if right_count > 0 { right_box.surface_area() * right_count as f32 } else { f32::NAN };
+        }
+        let (mut left_box, mut left_count) = (Aabb::EMPTY, 0);
+        for k in 0..BIN_COUNT - 1 {
+            left_box = left_box.union(bin_bounds[k]);
+            left_count += bin_counts[k];
+            // A split with an empty side (NaN right cost) is no split.
+            let cost = TRAVERSAL_COST
+                + INTERSECTION_COST * (left_box.surface_area() * left_count as f32 + right_cost[k]) / area;
+            if left_count > 0 && cost < best.as_ref().map_or(f32::INFINITY, |b| b.cost) {
+                best = Some(Split { bins, last_left_bin: k, cost });
+            }
+        }
+    }
+    best
+}
+
+/// Moves the elements satisfying `goes_left` to the front; returns how many there are.
+fn partition(prims: &mut [BuildPrim], goes_left: impl Fn(&BuildPrim) -> bool) -> usize {
+    let mut left = 0;
+    for i in 0..prims.len() {
+        if goes_left(&prims[i]) {
+            prims.swap(left, i);
+            left += 1;
+        }
+    }
+    left
+}
+
+/// Appends the 4-wide nodes for the binary subtree `node` to `nodes` in depth-first order.
+/// Each 4-wide node takes the children of a binary node and keeps opening the inner child
+/// with the largest surface area (the one rays enter most often) until it has four.
+fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> NodeRef {
+    let (bounds, children) = match node {
+        BuildNode::Leaf { first, count } => return NodeRef { index: *first, count: *count },
+        BuildNode::Inner { bounds, children } => (bounds, children),
+    };
+    let mut slots: Vec<(&BuildNode, Aabb)> = vec![(&children[0], bounds[0]), (&children[1], bounds[1])];
+    while slots.len() < WIDTH {
+        let widest_inner = slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &(node, node_bounds))| match node {
+                BuildNode::Inner { bounds, children } => Some((i, node_bounds.surface_area(), bounds, children)),
+                BuildNode::Leaf { .. } => None,
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((i, _, bounds, children)) = widest_inner else { break };
+        slots.swap_remove(i);
+        slots.extend([(&children[0], bounds[0]), (&children[1], bounds[1])]);
+    }
+    let index = nodes.len();
+    let empty = NodeRef { index: 0, count: 0 };
+    nodes.push(Node { bounds: [[[f32::INFINITY; WIDTH], [f32::NEG_INFINITY; WIDTH]]; 3], children: [empty; WIDTH] });
+    for (slot, (child, child_bounds)) in slots.into_iter().enumerate() {
+        let child_ref = flatten(child, nodes);
+        let node = &mut nodes[index];
+        node.children[slot] = child_ref;
+        for axis in 0..3 {
+            node.bounds[axis][0][slot] = child_bounds.min[axis];
+            node.bounds[axis][1][slot] = child_bounds.max[axis];
+        }
+    }
+    NodeRef { index: index as u32, count: 0 }
+}

@@ -1,0 +1,93 @@
+//! The bounding volume hierarchy over every primitive of every shape: a binary tree built with
+//! the binned surface area heuristic (`build.rs`), then collapsed into a 4-wide tree whose
+//! nodes hold the boxes of their (up to) four children side by side, so that `traverse.rs`
+//! tests them with the same few vector instructions and visits hit children nearest first.
+//! The 4-wide tree has about half the depth of the binary one, so a ray waits on fewer
+//! dependent memory accesses (about 10–15% more rays per second on the benchmark scene).
+//!
+//! Leaves refer to a range of `LeafPrim`s stored in tree order. A triangle's vertices are
+//! copied into its record, so a leaf's triangles are tested without touching the meshes;
+//! spheres and disks are tested through their shape.
+
+mod build;
+mod traverse;
+
+use crate::math::{Aabb, Vec3};
+
+/// Deepest node of the binary tree (deeper subtrees become one leaf), which keeps the
+/// builder's and the collapse's recursion shallow.
+const MAX_DEPTH: usize = 64;
+/// Children per node.
+const WIDTH: usize = 4;
+
+/// Tag in `LeafPrim::shape` for a primitive that is not a triangle.
+const ANALYTIC: u32 = 1 << 31;
+
+#[derive(Clone, Copy, Debug)]
+struct LeafPrim {
+    /// Triangle vertices in world space; unused for analytic shapes.
+    vertices: [Vec3; 3],
+    /// Shape index, with [`ANALYTIC`] set for spheres and disks.
+    shape: u32,
+    prim: u32,
+}
+
+/// A child of an inner node: inner node `index` when `count == 0`, otherwise the leaf
+/// `prims[index..index + count]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct NodeRef {
+    index: u32,
+    count: u32,
+}
+
+/// An inner node: the boxes of its children as `bounds[axis][min/max][child]`, so that the
+/// near and far planes of a slab are picked by the sign of the ray direction alone. Unused
+/// slots have empty boxes (min = +∞, max = −∞), which no finite ray enters. Two cache lines.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Node {
+    bounds: [[[f32; WIDTH]; 2]; 3],
+    children: [NodeRef; WIDTH],
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bvh {
+    nodes: Vec<Node>,
+    prims: Vec<LeafPrim>,
+    /// The root (an inner node or, for tiny scenes, a leaf) and the scene bounds; `None` for a
+    /// scene without primitives.
+    root: Option<(NodeRef, Aabb)>,
+}
+
+impl Bvh {
+    pub(crate) fn bounds(&self) -> Aabb {
+        self.root.map_or(Aabb::EMPTY, |(_, bounds)| bounds)
+    }
+
+    /// Number of inner nodes, leaves and the largest leaf, for tests and statistics.
+    pub(crate) fn statistics(&self) -> BvhStatistics {
+        let leaves: Vec<u32> = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.children)
+            .chain(self.root.map(|(r, _)| r))
+            .filter(|r| r.count > 0)
+            .map(|r| r.count)
+            .collect();
+        BvhStatistics {
+            inner_nodes: self.nodes.len(),
+            leaves: leaves.len(),
+            largest_leaf: leaves.iter().copied().max().unwrap_or(0) as usize,
+            primitives: self.prims.len(),
+        }
+    }
+}
+
+/// Shape of a built hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BvhStatistics {
+    pub inner_nodes: usize,
+    pub leaves: usize,
+    pub largest_leaf: usize,
+    pub primitives: usize,
+}

@@ -1,0 +1,301 @@
+//! Surface interactions against hand-computed values: positions, normals (geometric and
+//! shading), uv, dp/du, dp/dv and shading frames of every shape, `flip_normals`,
+//! `face_normals`, mirroring and non-uniform transforms.
+
+mod common;
+
+use std::f32::consts::{FRAC_1_SQRT_2, PI, TAU};
+
+use common::{assert_close, assert_vec2_close, assert_vec3_close, Rng};
+use drs_geometry::math::{Mat4, Quat, Vec2, Vec3};
+use drs_geometry::{
+    cube, cube_data, rectangle, Disk, Geometry, MeshData, MeshOptions, Ray, Shape, Sphere, SurfaceInteraction,
+    Transform, TriangleMesh,
+};
+
+fn transform(matrix: Mat4) -> Transform {
+    Transform::new(matrix).unwrap()
+}
+
+/// The interaction of `ray` with a scene holding only `shape`.
+fn interact(shape: impl Into<Shape>, ray: Ray) -> SurfaceInteraction {
+    let geometry = Geometry::new(vec![shape.into()]).unwrap();
+    let hit = geometry.intersect(&ray).expect("the ray should hit");
+    let si = geometry.surface_interaction(&ray, &hit);
+    assert_orthonormal_frame(&si);
+    assert_vec3_close(si.wi, si.to_local(-ray.d), 1e-6);
+    si
+}
+
+fn assert_orthonormal_frame(si: &SurfaceInteraction) {
+    let f = si.sh_frame;
+    for v in [f.s, f.t, f.n] {
+        assert_close(v.length(), 1.0, 1e-5);
+    }
+    assert_close(f.s.dot(f.t), 0.0, 1e-5);
+    assert_close(f.s.dot(f.n), 0.0, 1e-5);
+    assert_vec3_close(f.s.cross(f.t), f.n, 1e-5);
+    assert_close(si.n.length(), 1.0, 1e-5);
+}
+
+fn down_at(x: f32, y: f32) -> Ray {
+    Ray::new(Vec3::new(x, y, 5.0), -Vec3::Z)
+}
+
+#[test]
+fn rectangle_uv_normals_and_partials() {
+    let si = interact(rectangle(&Transform::IDENTITY, false).unwrap(), down_at(0.3, -0.4));
+    assert_vec3_close(si.p, Vec3::new(0.3, -0.4, 0.0), 1e-6);
+    assert_close(si.t, 5.0, 1e-6);
+    assert_vec2_close(si.uv, Vec2::new(0.65, 0.3), 1e-6);
+    assert_vec3_close(si.n, Vec3::Z, 1e-6);
+    assert_vec3_close(si.sh_frame.n, Vec3::Z, 1e-6);
+    assert_vec3_close(si.dp_du, Vec3::new(2.0, 0.0, 0.0), 1e-5);
+    assert_vec3_close(si.dp_dv, Vec3::new(0.0, 2.0, 0.0), 1e-5);
+
+    let flipped = interact(rectangle(&Transform::IDENTITY, true).unwrap(), down_at(0.3, -0.4));
+    assert_vec2_close(flipped.uv, si.uv, 1e-6);
+    assert_vec3_close(flipped.n, -Vec3::Z, 1e-6);
+    assert_vec3_close(flipped.sh_frame.n, -Vec3::Z, 1e-6);
+}
+
+#[test]
+fn rectangle_under_scale_and_mirror() {
+    let scaled = transform(Mat4::from_scale(Vec3::new(2.0, 3.0, 1.0)));
+    let si = interact(rectangle(&scaled, false).unwrap(), down_at(1.0, 1.5));
+    assert_vec2_close(si.uv, Vec2::new(0.75, 0.75), 1e-6);
+    assert_vec3_close(si.dp_du, Vec3::new(4.0, 0.0, 0.0), 1e-5);
+    assert_vec3_close(si.dp_dv, Vec3::new(0.0, 6.0, 0.0), 1e-5);
+    // Mirroring x keeps the normal (inverse transpose of diag(-1, 1, 1)) and the winding is
+    // reversed with it, so geometric and shading normals still agree.
+    let mirrored = transform(Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)));
+    let si = interact(rectangle(&mirrored, false).unwrap(), down_at(0.5, 0.5));
+    assert_vec3_close(si.n, Vec3::Z, 1e-6);
+    assert_vec3_close(si.sh_frame.n, Vec3::Z, 1e-6);
+    assert_vec2_close(si.uv, Vec2::new(0.25, 0.75), 1e-6);
+}
+
+#[test]
+fn cube_face_uvs_and_normals() {
+    let unit_cube = || cube(&Transform::IDENTITY, false).unwrap();
+    // -y face: uv = ((z + 1) / 2, (x + 1) / 2).
+    let si = interact(unit_cube(), Ray::new(Vec3::new(0.5, -5.0, -0.5), Vec3::Y));
+    assert_vec3_close(si.n, -Vec3::Y, 1e-6);
+    assert_vec3_close(si.sh_frame.n, -Vec3::Y, 1e-6);
+    assert_vec2_close(si.uv, Vec2::new(0.25, 0.75), 1e-6);
+    // +z face: uv = ((y + 1) / 2, (x + 1) / 2).
+    let si = interact(unit_cube(), down_at(-0.6, 0.2));
+    assert_vec3_close(si.n, Vec3::Z, 1e-6);
+    assert_vec2_close(si.uv, Vec2::new(0.6, 0.2), 1e-6);
+    assert_vec3_close(si.dp_du, Vec3::new(0.0, 2.0, 0.0), 1e-5);
+    assert_vec3_close(si.dp_dv, Vec3::new(2.0, 0.0, 0.0), 1e-5);
+    // Flipped: every face normal points inwards; seen from the inside they face the viewer.
+    let flipped = cube(&Transform::IDENTITY, true).unwrap();
+    let si = interact(flipped, Ray::new(Vec3::ZERO, Vec3::X));
+    assert_vec3_close(si.n, -Vec3::X, 1e-6);
+    assert_vec3_close(si.sh_frame.n, -Vec3::X, 1e-6);
+}
+
+#[test]
+fn sphere_uv_partials_and_frame() {
+    let center = Vec3::new(1.0, 2.0, 3.0);
+    let (theta, phi) = (PI / 3.0, PI / 4.0);
+    let dir = Vec3::new(theta.sin() * phi.cos(), theta.sin() * phi.sin(), theta.cos());
+    let ray = Ray::new(center + dir * 10.0, -dir);
+    let si = interact(Sphere::new(center, 2.0, &Transform::IDENTITY, false).unwrap(), ray);
+    assert_close(si.t, 8.0, 1e-5);
+    assert_vec3_close(si.p, center + dir * 2.0, 1e-5);
+    assert_vec3_close(si.n, dir, 1e-6);
+    assert_vec3_close(si.sh_frame.n, dir, 1e-6);
+    assert_vec2_close(si.uv, Vec2::new(0.125, 1.0 / 3.0), 1e-6);
+    // dp/du = 2π r (-y, x, 0) and dp/dv = π r (z cos φ, z sin φ, -sin θ) in local coordinates.
+    assert_vec3_close(si.dp_du, Vec3::new(-dir.y, dir.x, 0.0) * (TAU * 2.0), 1e-4);
+    let expected_dp_dv = Vec3::new(dir.z * phi.cos(), dir.z * phi.sin(), -theta.sin()) * (PI * 2.0);
+    assert_vec3_close(si.dp_dv, expected_dp_dv, 1e-4);
+    assert_vec3_close(si.sh_frame.s, Vec3::new(-FRAC_1_SQRT_2, FRAC_1_SQRT_2, 0.0), 1e-5);
+
+    let flipped = interact(Sphere::new(center, 2.0, &Transform::IDENTITY, true).unwrap(), ray);
+    assert_vec3_close(flipped.n, -dir, 1e-6);
+    assert_vec3_close(flipped.sh_frame.n, -dir, 1e-6);
+    assert_vec2_close(flipped.uv, si.uv, 1e-6);
+}
+
+#[test]
+fn sphere_uv_follows_the_rotation_of_to_world() {
+    // Rotating by 90° about z moves the object-space +x axis (u = 0) to world +y.
+    let rotated = transform(Mat4::from_quat(Quat::from_rotation_z(PI / 2.0)));
+    let si = interact(Sphere::new(Vec3::ZERO, 1.0, &rotated, false).unwrap(), Ray::new(Vec3::Y * 5.0, -Vec3::Y));
+    assert_vec2_close(si.uv, Vec2::new(0.0, 0.5), 1e-6);
+    assert_vec3_close(si.n, Vec3::Y, 1e-6);
+    // A mirroring to_world turns the sphere inside out, like flip_normals.
+    let mirrored = transform(Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)));
+    let si = interact(Sphere::new(Vec3::ZERO, 1.0, &mirrored, false).unwrap(), Ray::new(Vec3::Y * 5.0, -Vec3::Y));
+    assert_vec3_close(si.n, -Vec3::Y, 1e-6);
+}
+
+#[test]
+fn sphere_hit_uv_matches_the_interaction() {
+    let geometry =
+        Geometry::new(vec![Sphere::new(Vec3::ZERO, 1.5, &Transform::IDENTITY, false).unwrap().into()]).unwrap();
+    let mut rng = Rng::new(11);
+    for _ in 0..200 {
+        let target = rng.unit_vector() * 1.4;
+        let origin = rng.unit_vector() * 6.0;
+        let ray = Ray::new(origin, target - origin);
+        let hit = geometry.intersect(&ray).unwrap();
+        let si = geometry.surface_interaction(&ray, &hit);
+        // Away from the seam at φ = 0.
+        if si.uv.x > 1e-3 && si.uv.x < 1.0 - 1e-3 {
+            assert_vec2_close(hit.prim_uv, si.uv, 1e-4);
+        }
+        assert_close(si.p.length(), 1.5, 1e-5);
+    }
+}
+
+#[test]
+fn disk_polar_uv_partials_and_flip() {
+    let si = interact(Disk::new(&Transform::IDENTITY, false).unwrap(), down_at(0.5, 0.5));
+    let r = 0.5f32.hypot(0.5);
+    assert_vec2_close(si.uv, Vec2::new(r, 0.125), 1e-6);
+    assert_vec3_close(si.n, Vec3::Z, 1e-6);
+    assert_vec3_close(si.dp_du, Vec3::new(FRAC_1_SQRT_2, FRAC_1_SQRT_2, 0.0), 1e-6);
+    assert_vec3_close(si.dp_dv, Vec3::new(-FRAC_1_SQRT_2, FRAC_1_SQRT_2, 0.0) * (TAU * r), 1e-5);
+    assert_vec3_close(si.sh_frame.s, Vec3::new(FRAC_1_SQRT_2, FRAC_1_SQRT_2, 0.0), 1e-6);
+    // Third quadrant: the angle wraps into [0, 1).
+    let si = interact(Disk::new(&Transform::IDENTITY, false).unwrap(), down_at(-0.5, -0.5));
+    assert_vec2_close(si.uv, Vec2::new(r, 0.625), 1e-6);
+    // The center has no tangent direction; the frame is still orthonormal.
+    let center = interact(Disk::new(&Transform::IDENTITY, false).unwrap(), down_at(0.0, 0.0));
+    assert_vec2_close(center.uv, Vec2::ZERO, 1e-6);
+
+    let flipped = interact(Disk::new(&Transform::IDENTITY, true).unwrap(), down_at(0.5, 0.5));
+    assert_vec3_close(flipped.n, -Vec3::Z, 1e-6);
+    assert_vec3_close(flipped.sh_frame.n, -Vec3::Z, 1e-6);
+    assert_vec2_close(flipped.uv, Vec2::new(r, 0.125), 1e-6);
+}
+
+/// One triangle (0,0,0), (1,0,0), (0,1,0) with tilted vertex normals.
+fn tilted_triangle() -> MeshData {
+    MeshData {
+        positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+        normals: Some(vec![Vec3::Z, Vec3::new(1.0, 0.0, 1.0).normalize(), Vec3::new(0.0, 1.0, 1.0).normalize()]),
+        uvs: None,
+        triangles: vec![[0, 1, 2]],
+    }
+}
+
+#[test]
+fn mesh_interpolates_vertex_normals_and_uses_barycentric_uv() {
+    let mesh = TriangleMesh::new(tilted_triangle(), &Transform::IDENTITY, MeshOptions::default()).unwrap();
+    let geometry = Geometry::new(vec![mesh.into()]).unwrap();
+    let ray = down_at(0.25, 0.5);
+    let hit = geometry.intersect(&ray).unwrap();
+    assert_vec2_close(hit.prim_uv, Vec2::new(0.25, 0.5), 1e-6);
+    let si = geometry.surface_interaction(&ray, &hit);
+    let data = tilted_triangle();
+    let normals = data.normals.unwrap();
+    let expected = (normals[0] * 0.25 + normals[1] * 0.25 + normals[2] * 0.5).normalize();
+    assert_vec3_close(si.sh_frame.n, expected, 1e-6);
+    assert_vec3_close(si.n, Vec3::Z, 1e-6);
+    assert_vec2_close(si.uv, Vec2::new(0.25, 0.5), 1e-6);
+    assert_vec3_close(si.dp_du, Vec3::X, 1e-6);
+    assert_vec3_close(si.dp_dv, Vec3::Y, 1e-6);
+
+    let faceted = TriangleMesh::new(
+        tilted_triangle(),
+        &Transform::IDENTITY,
+        MeshOptions { face_normals: true, flip_normals: false },
+    )
+    .unwrap();
+    assert!(faceted.normals().is_none());
+    assert_vec3_close(interact(faceted, ray).sh_frame.n, Vec3::Z, 1e-6);
+
+    let flipped = TriangleMesh::new(
+        tilted_triangle(),
+        &Transform::IDENTITY,
+        MeshOptions { face_normals: false, flip_normals: true },
+    )
+    .unwrap();
+    let si = interact(flipped, ray);
+    assert_vec3_close(si.n, -Vec3::Z, 1e-6);
+    assert_vec3_close(si.sh_frame.n, -expected, 1e-6);
+}
+
+#[test]
+fn normals_transform_with_the_inverse_transpose() {
+    // The plane x + z = 0 (normal (1, 0, 1)/√2) stretched by 2 along x becomes x/2 + z = 0.
+    let n = Vec3::new(1.0, 0.0, 1.0).normalize();
+    let data = MeshData {
+        positions: vec![Vec3::new(-1.0, -1.0, 1.0), Vec3::new(1.0, -1.0, -1.0), Vec3::new(0.0, 1.0, 0.0)],
+        normals: Some(vec![n; 3]),
+        uvs: None,
+        triangles: vec![[0, 1, 2]],
+    };
+    let stretch = transform(Mat4::from_scale(Vec3::new(2.0, 1.0, 1.0)));
+    let mesh = TriangleMesh::new(data, &stretch, MeshOptions::default()).unwrap();
+    let si = interact(mesh, Ray::new(Vec3::new(0.0, 0.0, 5.0), -Vec3::Z));
+    let expected = Vec3::new(0.5, 0.0, 1.0).normalize();
+    assert_vec3_close(si.sh_frame.n, expected, 1e-6);
+    assert_vec3_close(si.n, expected, 1e-6);
+}
+
+#[test]
+fn generated_normals_are_angle_weighted_per_position() {
+    // The cube without its normals: every corner joins three faces at right angles, split into
+    // triangles in different ways, and must still get the diagonal normal.
+    let data = MeshData { normals: None, ..cube_data() };
+    let mesh = TriangleMesh::new(data, &Transform::IDENTITY, MeshOptions::default()).unwrap();
+    for (p, n) in mesh.positions().iter().zip(mesh.normals().unwrap()) {
+        assert_vec3_close(*n, p.normalize(), 1e-6);
+    }
+    // Zero normals in a file are "missing" and are generated as well.
+    let mut partial = cube_data();
+    partial.normals.as_mut().unwrap()[0] = Vec3::ZERO;
+    let mesh = TriangleMesh::new(partial, &Transform::IDENTITY, MeshOptions::default()).unwrap();
+    let normals = mesh.normals().unwrap();
+    assert_vec3_close(normals[0], mesh.positions()[0].normalize(), 1e-6);
+    assert_vec3_close(normals[1], -Vec3::Y, 0.0);
+}
+
+#[test]
+fn mesh_uv_partials_follow_the_texture_parametrisation() {
+    // uv = (2x, y + 0.5) on the triangle: dp/du = (0.5, 0, 0), dp/dv = (0, 1, 0).
+    let data = MeshData {
+        positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+        normals: None,
+        uvs: Some(vec![Vec2::new(0.0, 0.5), Vec2::new(2.0, 0.5), Vec2::new(0.0, 1.5)]),
+        triangles: vec![[0, 1, 2]],
+    };
+    let mesh = TriangleMesh::new(data, &Transform::IDENTITY, MeshOptions::default()).unwrap();
+    let si = interact(mesh, down_at(0.2, 0.3));
+    assert_vec2_close(si.uv, Vec2::new(0.4, 0.8), 1e-6);
+    assert_vec3_close(si.dp_du, Vec3::new(0.5, 0.0, 0.0), 1e-6);
+    assert_vec3_close(si.dp_dv, Vec3::new(0.0, 1.0, 0.0), 1e-6);
+}
+
+#[test]
+fn mesh_construction_rejects_bad_data() {
+    let bad_index = MeshData { triangles: vec![[0, 1, 3]], ..tilted_triangle() };
+    assert!(TriangleMesh::new(bad_index, &Transform::IDENTITY, MeshOptions::default()).is_err());
+    let bad_count = MeshData { uvs: Some(vec![Vec2::ZERO]), ..tilted_triangle() };
+    assert!(TriangleMesh::new(bad_count, &Transform::IDENTITY, MeshOptions::default()).is_err());
+    let mut non_finite = tilted_triangle();
+    non_finite.positions[1].x = f32::INFINITY;
+    assert!(TriangleMesh::new(non_finite, &Transform::IDENTITY, MeshOptions::default()).is_err());
+    assert!(Transform::new(Mat4::from_scale(Vec3::new(1.0, 0.0, 1.0))).is_err());
+    let mut projective = Mat4::IDENTITY;
+    projective.x_axis.w = 0.5;
+    assert!(Transform::new(projective).is_err());
+}
+
+#[test]
+fn spawn_ray_offsets_along_the_normal_towards_the_direction() {
+    let si = interact(rectangle(&Transform::IDENTITY, false).unwrap(), down_at(0.25, 0.25));
+    let up = si.spawn_ray(Vec3::new(0.3, 0.0, 1.0));
+    assert!(up.o.z > 0.0 && up.o.z < 1e-3);
+    let down = si.spawn_ray(Vec3::new(0.3, 0.0, -1.0));
+    assert!(down.o.z < 0.0 && down.o.z > -1e-3);
+    let to = si.spawn_ray_to(Vec3::new(0.25, 0.25, 2.0));
+    assert_close(to.d.length(), 1.0, 1e-6);
+    assert!(to.maxt < 2.0 && to.maxt > 1.99);
+}
