@@ -22,7 +22,6 @@ use drs_ir::Ty;
 use drs_lower::{FnLayout, Layout};
 use drs_sema::LoadOptions;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// Argument sets per function (64 groups of 8 lanes, 128 of 4, and a partial last group).
 const SETS: usize = 515;
@@ -30,17 +29,6 @@ const SETS: usize = 515;
 /// Functions not checked, with the reason. Each entry is a known bug of another stage,
 /// described in the report that added it; remove it when the bug is fixed.
 const KNOWN_BUGS: &[(&str, &str)] = &[];
-
-fn drs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("the stdlib directory exists").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            drs_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "drs") {
-            out.push(path);
-        }
-    }
-}
 
 /// A random value of a layout, flattened, shaped by the name of the parameter or field.
 fn value(rng: &mut Rng, layout: &Layout, name: &str, out: &mut Vec<u32>) {
@@ -155,7 +143,7 @@ fn ulps(d: u64) -> String {
 fn stdlib_functions_agree_on_all_stages_and_backends() {
     let start = std::time::Instant::now();
     let mut files = Vec::new();
-    drs_files(&drs_sema::bundled_stdlib_dir(), &mut files);
+    files.extend(drs_tests::drs_files_under(&drs_sema::bundled_stdlib_dir()));
     files.sort();
     assert!(files.len() >= 9, "expected the bundled stdlib, found {files:?}");
     let options = LoadOptions { stdlib_dir: Some(drs_sema::bundled_stdlib_dir()) };

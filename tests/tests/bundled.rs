@@ -2,25 +2,14 @@
 //! diagnostic: this is the README's main job.
 
 use drs_sema::{LoadOptions, RootSource};
-use std::path::{Path, PathBuf};
-
-fn drs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("bundled directory exists").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            drs_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "drs") {
-            out.push(path);
-        }
-    }
-}
+use std::path::Path;
 
 #[test]
 fn stdlib_and_examples_check_cleanly() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    drs_files(&root.join("stdlib"), &mut files);
-    drs_files(&root.join("lang-examples"), &mut files);
+    files.extend(drs_tests::drs_files_under(&root.join("stdlib")));
+    files.extend(drs_tests::drs_files_under(&root.join("lang-examples")));
     files.sort();
     assert!(files.len() >= 10, "expected the bundled stdlib and examples, found {files:?}");
     let roots = files

@@ -6,6 +6,7 @@ use pipeline::Opt;
 mod commands;
 mod frontend;
 mod pipeline;
+mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,6 +93,42 @@ enum Command {
         #[command(flatten)]
         stdlib: StdlibArgs,
     },
+    /// Render a Mitsuba 3 XML scene with its .drs plugins to an EXR or PNG image.
+    Render {
+        #[command(flatten)]
+        scene: render::SceneArgs,
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        /// Samples per pixel (default: the scene's sampler).
+        #[arg(long)]
+        spp: Option<u32>,
+        /// Random seed (default: the scene's sampler).
+        #[arg(long)]
+        seed: Option<u32>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// The backend that runs the kernel.
+        #[arg(long, value_enum, default_value_t = RenderBackend::Cranelift)]
+        backend: RenderBackend,
+        /// SIMD lanes of the kernel.
+        #[arg(long, default_value_t = 4, value_parser = parse_lanes)]
+        lanes: usize,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List a scene's parameters with Mitsuba-style keys, types and values.
+    Params {
+        #[command(flatten)]
+        scene: render::SceneArgs,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RenderBackend {
+    /// Cranelift JIT on the CPU.
+    Cranelift,
 }
 
 #[derive(clap::Args)]
@@ -128,6 +165,10 @@ fn main() -> ExitCode {
         Command::Build { files, output, opt, no_native, stdlib } => frontend::run(&files, Format::Human, &stdlib)
             .and_then(|fe| pipeline::lower(fe, true))
             .map(|p| commands::build(&p, &output, opt, !no_native)),
+        Command::Render { scene, output, spp, seed, threads, backend: RenderBackend::Cranelift, lanes, quiet } => {
+            return render::render(&scene, &output, spp, seed, threads, lanes, quiet)
+        }
+        Command::Params { scene } => return render::params(&scene),
     };
     result.unwrap_or_else(|code| code)
 }

@@ -245,3 +245,63 @@ fn ad_reports_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("no function `nope`"), "{}", stderr(&out));
 }
+
+fn repo(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path).display().to_string()
+}
+
+/// `drsc render` writes the image and a final timing line; `-D` overrides scene defaults.
+#[test]
+fn render_writes_an_image_and_reports_its_speed() {
+    let dir = scratch("render");
+    let out = dir.join("box.png");
+    let o = drsc(&[
+        "render",
+        &repo("lang-examples/cornell_box.xml"),
+        "-o",
+        &out.display().to_string(),
+        "--spp",
+        "2",
+        "-D",
+        "resx=24",
+        "-D",
+        "resy=16",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let last = stdout(&o).lines().last().unwrap_or_default().to_owned();
+    assert!(last.starts_with("drsc render: ") && last.contains("Msamples/s (24x16, 2 spp"), "{last}");
+    let image = drs_film::load_image(&out).expect("a PNG was written");
+    assert_eq!((image.width(), image.height()), (24, 16));
+}
+
+/// A broken scene is a located error, exit 1, and the output file is left alone.
+#[test]
+fn render_errors_do_not_overwrite_the_output() {
+    let dir = scratch("render-errors");
+    let scene = write(
+        &dir,
+        "bad.xml",
+        "<scene version=\"3.0.0\">\n  <sensor type=\"perspective\"/>\n  <bsdf type=\"velvet\"/>\n</scene>\n",
+    );
+    let out = write(&dir, "out.png", "keep me");
+    let o = drsc(&["render", &scene, "-o", &out]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.xml:3:3") && stderr(&o).contains("velvet"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    let o = drsc(&["render", &repo("lang-examples/cornell_box.xml"), "-o", &dir.join("x.bmp").display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(".exr or .png"), "{}", stderr(&o));
+}
+
+/// `drsc params` lists keys, types and values.
+#[test]
+fn params_lists_the_scene_parameters() {
+    let o = drsc(&["params", &repo("lang-examples/cornell_box.xml")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let red = text.lines().find(|l| l.starts_with("red.reflectance.value ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(red.contains("Color") && red.contains("[0.63, 0.065, 0.05]"), "{red}");
+    assert!(text.lines().any(|l| l.starts_with("integrator0.max_depth ") && l.contains("8")), "{text}");
+}

@@ -86,8 +86,10 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                 ItemKind::Interface(decl) => {
                     let Some(kind) = plugin_kind(&decl.kind, &mut diagnostics) else { continue };
                     if let Some(first) = program.interfaces.get(&kind) {
-                        // Point at the program's own declaration rather than into the stdlib.
-                        let d = if program.modules[m].is_stdlib && !program.modules[first.module].is_stdlib {
+                        // Point at the program's own declaration rather than into the stdlib,
+                        // and keep the stdlib's: the stdlib's own code is written against it.
+                        let stdlib_wins = program.modules[m].is_stdlib && !program.modules[first.module].is_stdlib;
+                        let d = if stdlib_wins {
                             Diagnostic::new(Code::DuplicateDefinition, first.span, format!("a second interface for `{}`", kind.keyword()))
                                 .with_label("redefined here")
                                 .with_secondary(decl.kind.span, "the standard library declares it here")
@@ -102,7 +104,9 @@ pub fn collect(loaded: Loaded, diagnostics: Vec<Diagnostic>) -> Sema {
                             .with_secondary(first.span, "first defined here")
                         };
                         diagnostics.push(d);
-                        continue;
+                        if !stdlib_wins {
+                            continue;
+                        }
                     }
                     let mut methods: Vec<FnId> = Vec::new();
                     for (j, method) in decl.methods.iter().enumerate() {

@@ -5,7 +5,8 @@ use drs_scene::{
     load_file, Category, Definitions, ParamKind, ParamSchema, PluginSchema, Range, SceneDesc, Schema, Transform, Value,
 };
 
-const SCENE: &str = "tests/scenes/cornell_box.xml";
+/// The bundled example scene, shared with the renderer tests and the Mitsuba benchmark.
+const SCENE: &str = "../../lang-examples/cornell_box.xml";
 
 /// What the runtime will register from `stdlib`'s `diffuse.drs` and `path.drs` `param` lists.
 fn schema() -> Schema {

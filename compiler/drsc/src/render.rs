@@ -1,0 +1,133 @@
+//! `drsc render` and `drsc params`: the runtime's command line.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use drs_render::{Definitions, Lanes, LibraryOptions, PluginLibrary, RenderOptions, Scene};
+
+/// What loading a scene needs besides its file.
+#[derive(clap::Args)]
+pub struct SceneArgs {
+    /// The Mitsuba 3 XML scene.
+    pub scene: PathBuf,
+    /// Override a scene `<default>`: `-D spp=16` (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// A directory of user .drs plugins, which override stdlib plugins of the same kind and
+    /// name (repeatable).
+    #[arg(long = "plugins", value_name = "DIR")]
+    pub plugins: Vec<PathBuf>,
+    /// Standard library directory (default: $DRS_STDLIB, else the bundled stdlib/).
+    #[arg(long, value_name = "DIR")]
+    pub stdlib: Option<PathBuf>,
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+fn load(args: &SceneArgs) -> Result<Scene, ExitCode> {
+    let mut definitions = Definitions::new();
+    for d in &args.defines {
+        definitions.parse_assignment(d).map_err(|e| fail(format!("-D {d}: {e}")))?;
+    }
+    let options = LibraryOptions { stdlib_dir: args.stdlib.clone(), plugin_dirs: args.plugins.clone() };
+    let library = PluginLibrary::load(&options).map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::FAILURE
+    })?;
+    Scene::load_file(&args.scene, &definitions, Arc::new(library)).map_err(|errors| {
+        for e in errors {
+            eprintln!("{e}");
+        }
+        ExitCode::FAILURE
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn render(
+    args: &SceneArgs,
+    output: &Path,
+    spp: Option<u32>,
+    seed: Option<u32>,
+    threads: Option<usize>,
+    lanes: usize,
+    quiet: bool,
+) -> ExitCode {
+    match output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("exr" | "png") => {}
+        _ => return fail(format!("{}: the output must end in .exr or .png", output.display())),
+    }
+    let start = Instant::now();
+    let scene = match load(args) {
+        Ok(scene) => scene,
+        Err(code) => return code,
+    };
+    let lanes = Lanes::from_count(lanes).unwrap_or(Lanes::X4);
+    let loaded = start.elapsed().as_secs_f64();
+    let compile_start = Instant::now();
+    if let Err(e) = scene.kernel(lanes) {
+        return fail(e);
+    }
+    let compiled = compile_start.elapsed().as_secs_f64();
+
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("rendering [{bar:40}] {percent}% {elapsed_precise} (eta {eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let progress = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    };
+    let options = RenderOptions { spp, seed, threads, lanes, progress: Some(&progress) };
+    let render_start = Instant::now();
+    let image = match scene.render(&options) {
+        Ok(image) => image,
+        Err(e) => return fail(e),
+    };
+    let seconds = render_start.elapsed().as_secs_f64();
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    if let Err(e) = drs_film::write_image(output, &image) {
+        return fail(format!("{}: {e}", output.display()));
+    }
+    let film = scene.film();
+    let spp = spp.unwrap_or(scene.sampler().sample_count());
+    let samples = film.width as f64 * film.height as f64 * spp as f64;
+    let threads = threads.unwrap_or_else(rayon::current_num_threads);
+    println!(
+        "drsc render: {seconds:.4} s, {:.3} Msamples/s ({}x{}, {spp} spp, cranelift {} lanes, {threads} threads; \
+         scene {loaded:.3} s, kernel {compiled:.3} s)",
+        samples / seconds / 1e6,
+        film.width,
+        film.height,
+        lanes.count(),
+    );
+    ExitCode::SUCCESS
+}
+
+pub fn params(args: &SceneArgs) -> ExitCode {
+    let scene = match load(args) {
+        Ok(scene) => scene,
+        Err(code) => return code,
+    };
+    let store = scene.params();
+    let width = store.params().iter().map(|p| p.key.len()).max().unwrap_or(0);
+    for p in store.params() {
+        let value = store.get(&p.key).map(|v| v.to_string()).unwrap_or_default();
+        let diff = if p.differentiable { "" } else { "  (not differentiable)" };
+        println!("{:width$}  {:8}  {value}{diff}", p.key, p.layout.describe());
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,242 @@
+//! The host functions kernels call (`stdlib/runtime.drs`): ray tracing against the scene's
+//! BVH, emitter selection, shape sampling for area emitters, and the per-lane sample streams.
+//!
+//! Every function receives one lane's arguments as 32-bit patterns and writes that lane's
+//! results. Struct results are written by field name (checked against the `.drs` declaration
+//! when the kernel is made), so reordering a struct's fields in the stdlib cannot silently
+//! scramble them. Handles out of range give the null answer; nothing here panics on kernel
+//! input.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use drs_cranelift::Externs;
+use drs_film::SampleStream;
+use drs_geometry::math::{Vec2, Vec3};
+use drs_geometry::Ray;
+use drs_lower::{FnLayout, LoweredProgram};
+
+use crate::link::NULL_HANDLE;
+use crate::scene::SceneGeometry;
+
+thread_local! {
+    /// The sample streams of the lanes the current thread runs; a `Sampler` handle is an
+    /// index into it (see [`with_streams`]).
+    static STREAMS: RefCell<Vec<SampleStream>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's sample streams (the kernel's `Sampler` handles index them).
+pub(crate) fn with_streams<R>(f: impl FnOnce(&mut Vec<SampleStream>) -> R) -> R {
+    STREAMS.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// Fields of `SurfaceInteraction` in the order [`surface_interaction`] fills them.
+const SI_FIELDS: [&str; 33] = [
+    "t",
+    "time",
+    "p.x",
+    "p.y",
+    "p.z",
+    "n.x",
+    "n.y",
+    "n.z",
+    "uv.x",
+    "uv.y",
+    "sh_frame.s.x",
+    "sh_frame.s.y",
+    "sh_frame.s.z",
+    "sh_frame.t.x",
+    "sh_frame.t.y",
+    "sh_frame.t.z",
+    "sh_frame.n.x",
+    "sh_frame.n.y",
+    "sh_frame.n.z",
+    "dp_du.x",
+    "dp_du.y",
+    "dp_du.z",
+    "dp_dv.x",
+    "dp_dv.y",
+    "dp_dv.z",
+    "wi.x",
+    "wi.y",
+    "wi.z",
+    "shape_id",
+    "prim_index",
+    "bsdf",
+    "emitter",
+    "valid",
+];
+
+/// Fields of `PositionSample`.
+const PS_FIELDS: [&str; 11] = ["p.x", "p.y", "p.z", "n.x", "n.y", "n.z", "uv.x", "uv.y", "time", "pdf", "delta"];
+
+/// Why host functions cannot be bound.
+#[derive(Debug, thiserror::Error)]
+#[error("host function `{function}`: {message}")]
+pub struct HostError {
+    pub function: String,
+    pub message: String,
+}
+
+/// For each result slot of extern `name`, the index of its field in `fields`.
+fn field_order(program: &LoweredProgram, name: &str, fields: &[&str]) -> Result<Vec<usize>, HostError> {
+    let fail = |message: String| HostError { function: name.to_owned(), message };
+    let module = &program.lowered.module;
+    let f = program
+        .lowered
+        .externs
+        .iter()
+        .find(|(_, &e)| module.externs[e as usize].name == name)
+        .map(|(&f, _)| f)
+        .ok_or_else(|| fail("not declared by the stdlib".into()))?;
+    let names = FnLayout::of(&program.program, f).ret.component_names("r");
+    if names.len() != fields.len() {
+        return Err(fail(format!("returns {} scalars, the runtime fills {}", names.len(), fields.len())));
+    }
+    names
+        .iter()
+        .map(|n| {
+            let field = n.strip_prefix("r.").unwrap_or(n);
+            fields.iter().position(|f| *f == field).ok_or_else(|| fail(format!("unknown result field `{field}`")))
+        })
+        .collect()
+}
+
+fn f(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+fn vec3(args: &[u32]) -> Vec3 {
+    Vec3::new(f(args[0]), f(args[1]), f(args[2]))
+}
+
+fn put(out: &mut [u32], order: &[usize], values: &[u32]) {
+    for (slot, &field) in out.iter_mut().zip(order) {
+        *slot = values[field];
+    }
+}
+
+/// `(o, d, maxt, time)` of a `Ray` argument.
+fn ray(args: &[u32]) -> (Ray, f32) {
+    (Ray::with_maxt(vec3(&args[0..3]), vec3(&args[3..6]), f(args[6])), f(args[7]))
+}
+
+fn surface_interaction(scene: &SceneGeometry, args: &[u32]) -> [u32; 33] {
+    let (ray, time) = ray(args);
+    let mut v = [0u32; 33];
+    let b = |x: f32| x.to_bits();
+    let put3 = |v: &mut [u32; 33], at: usize, x: Vec3| {
+        v[at] = b(x.x);
+        v[at + 1] = b(x.y);
+        v[at + 2] = b(x.z);
+    };
+    v[1] = b(time);
+    match scene.geometry.intersect(&ray) {
+        Some(hit) => {
+            let si = scene.geometry.surface_interaction(&ray, &hit);
+            v[0] = b(si.t);
+            put3(&mut v, 2, si.p);
+            put3(&mut v, 5, si.n);
+            v[8] = b(si.uv.x);
+            v[9] = b(si.uv.y);
+            put3(&mut v, 10, si.sh_frame.s);
+            put3(&mut v, 13, si.sh_frame.t);
+            put3(&mut v, 16, si.sh_frame.n);
+            put3(&mut v, 19, si.dp_du);
+            put3(&mut v, 22, si.dp_dv);
+            put3(&mut v, 25, si.wi);
+            v[28] = si.shape_index;
+            v[29] = si.prim_index;
+            let shape = si.shape_index as usize;
+            v[30] = scene.shape_bsdfs.get(shape).copied().unwrap_or(NULL_HANDLE);
+            v[31] = scene.shape_emitters.get(shape).copied().unwrap_or(NULL_HANDLE);
+            v[32] = 1;
+        }
+        None => {
+            // Mitsuba's miss: t = inf, wi = -d in world space, the environment as emitter.
+            v[0] = b(f32::INFINITY);
+            put3(&mut v, 25, -ray.d);
+            v[30] = NULL_HANDLE;
+            v[31] = scene.environment;
+            v[32] = 0;
+        }
+    }
+    v
+}
+
+/// Binds every host function the kernel declares.
+pub(crate) fn bind(
+    externs: &mut Externs,
+    decls: &[drs_ir::ExternDecl],
+    program: &LoweredProgram,
+    scene: Arc<SceneGeometry>,
+) -> Result<(), HostError> {
+    let bind_err = |name: &str| {
+        let name = name.to_owned();
+        move |e: drs_cranelift::Error| HostError { function: name.clone(), message: e.to_string() }
+    };
+    for decl in decls {
+        let name = decl.name.as_str();
+        let s = scene.clone();
+        match name {
+            "Sampler::next_1d" => externs.bind(name, |args, out| {
+                out[0] = with_streams(|st| st.get_mut(args[0] as usize).map_or(0.0, |s| s.next_1d())).to_bits();
+            }),
+            "Sampler::next_2d" => externs.bind(name, |args, out| {
+                let [x, y] = with_streams(|st| st.get_mut(args[0] as usize).map_or([0.0; 2], |s| s.next_2d()));
+                out[0] = x.to_bits();
+                out[1] = y.to_bits();
+            }),
+            "Scene::intersect" => {
+                let order = field_order(program, name, &SI_FIELDS)?;
+                externs.bind(name, move |args, out| put(out, &order, &surface_interaction(&s, &args[1..])))
+            }
+            "Scene::ray_test" => externs.bind(name, move |args, out| {
+                out[0] = s.geometry.ray_test(&ray(&args[1..]).0) as u32;
+            }),
+            "Scene::sample_emitter" => externs.bind(name, move |args, out| {
+                let n = s.emitters.len();
+                let u = f(args[1]);
+                if n == 0 {
+                    out.copy_from_slice(&[NULL_HANDLE, 0f32.to_bits(), u.to_bits()]);
+                    return;
+                }
+                let scaled = u * n as f32;
+                let index = (scaled as usize).min(n - 1);
+                let reused = (scaled - index as f32).clamp(0.0, 1.0 - f32::EPSILON / 2.0);
+                out.copy_from_slice(&[s.emitters[index], (n as f32).to_bits(), reused.to_bits()]);
+            }),
+            "Scene::emitter_selection_pdf" => externs.bind(name, move |args, out| {
+                let known = args[1] != NULL_HANDLE && s.emitters.contains(&args[1]);
+                out[0] = if known { 1.0 / s.emitters.len() as f32 } else { 0.0 }.to_bits();
+            }),
+            "Scene::environment" => externs.bind(name, move |_, out| out[0] = s.environment),
+            "Scene::emitter_count" => externs.bind(name, move |_, out| out[0] = s.emitters.len() as u32),
+            "shape_sample_position" => {
+                let order = field_order(program, name, &PS_FIELDS)?;
+                externs.bind(name, move |args, out| {
+                    let mut v = [0u32; 11];
+                    v[8] = args[1];
+                    if let Some(shape) = s.geometry.shapes().get(args[0] as usize) {
+                        let ps = shape.sample_position(Vec2::new(f(args[2]), f(args[3])));
+                        for (i, x) in
+                            [ps.p.x, ps.p.y, ps.p.z, ps.n.x, ps.n.y, ps.n.z, ps.uv.x, ps.uv.y].iter().enumerate()
+                        {
+                            v[i] = x.to_bits();
+                        }
+                        v[9] = ps.pdf.to_bits();
+                    }
+                    put(out, &order, &v);
+                })
+            }
+            "shape_pdf_position" => externs.bind(name, move |args, out| {
+                out[0] = s.geometry.shapes().get(args[0] as usize).map_or(0.0, |shape| shape.pdf_position()).to_bits();
+            }),
+            other => {
+                return Err(HostError { function: other.to_owned(), message: "the runtime does not provide it".into() })
+            }
+        }
+        .map_err(bind_err(name))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! A scene's compiled kernel: the linked module, optimised and compiled through the kernel
+//! cache, with its host functions bound and the order of its parameter buffers.
+
+use std::sync::Arc;
+
+use drs_cranelift::{Externs, Jit, KernelCache, Lanes, Options};
+use drs_ir::FuncId;
+use drs_opt::OptLevel;
+
+use crate::error::RenderError;
+use crate::scene::Scene;
+
+pub struct Kernel {
+    pub(crate) jit: Arc<Jit>,
+    pub(crate) externs: Externs,
+    /// The names of the module's buffers, in order.
+    pub(crate) buffers: Vec<String>,
+    /// The entry function, the integrator's `sample`: (instance, scene, sampler, ray) -> (colour, valid).
+    pub(crate) entry: FuncId,
+}
+
+impl Scene {
+    /// The kernel for `lanes` SIMD lanes, linked and compiled on first use (and found in the
+    /// kernel cache when another scene with the same plugin types made it before).
+    pub fn kernel(&self, lanes: Lanes) -> Result<Arc<Kernel>, RenderError> {
+        let mut kernels = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = kernels.get(&lanes) {
+            return Ok(k.clone());
+        }
+        let program = self.library.program();
+        let (plugin, _) = self.integrator;
+        let def = &program.program.plugins[plugin];
+        let sample = *def
+            .methods
+            .get("sample")
+            .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `sample` method", def.name)))?;
+        let linked = crate::link::link(program, &self.types, sample).map_err(|e| RenderError::Link(e.to_string()))?;
+        let module = drs_opt::prepare_for_backend(&linked.module, OptLevel::Default);
+        let entry = FuncId(0);
+        // The integrator instance and the scene are the same in every lane.
+        let options = Options::new(lanes).uniform(module.function(entry).name.clone(), vec![true, true]);
+        let jit =
+            KernelCache::global().get_or_compile(&module, &options).map_err(|e| RenderError::Compile(e.to_string()))?;
+        let mut externs = jit.externs();
+        crate::host::bind(&mut externs, &module.externs, program, self.geometry.clone())
+            .map_err(|e| RenderError::Link(e.to_string()))?;
+        let kernel =
+            Arc::new(Kernel { jit, externs, buffers: module.buffers.iter().map(|b| b.name.clone()).collect(), entry });
+        kernels.insert(lanes, kernel.clone());
+        Ok(kernel)
+    }
+}

@@ -1,0 +1,44 @@
+//! The drs runtime: renders Mitsuba 3 scenes with `.drs` plugins.
+//!
+//! - [`PluginLibrary`] (`library.rs`): the stdlib's and the user's plugins, checked and lowered
+//!   once, with the scene-file schema of every plugin type.
+//! - [`Scene`] (`scene.rs`): a validated scene description turned into geometry (BVH), plugin
+//!   instances whose parameter values live in buffers ([`ParamStore`], `params.rs`), the
+//!   camera (`sensor.rs`), film and sampler.
+//! - `link.rs`: the scene's integrator and plugin types linked into one kernel (dispatch on
+//!   handles, host derivatives); `kernel.rs` compiles it through the kernel cache and binds
+//!   the host functions of `host.rs` (ray tracing, emitter selection, sample streams).
+//! - `render.rs`: the render loop, tiles in parallel, deterministic for a seed.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use drs_render::{LibraryOptions, PluginLibrary, RenderOptions, Scene};
+//!
+//! let library = Arc::new(PluginLibrary::load(&LibraryOptions::default())?);
+//! let mut scene = Scene::load_file("cornell_box.xml", &Default::default(), library)
+//!     .map_err(|errors| errors[0].to_string())?;
+//! scene.params_mut().set_text("red.reflectance.value", "Color(0.2, 0.8, 0.2)")?;
+//! let image = scene.render(&RenderOptions::default())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod host;
+mod kernel;
+mod library;
+pub mod link;
+mod params;
+mod render;
+mod scene;
+mod sensor;
+
+pub use drs_cranelift::Lanes;
+pub use drs_film::Image;
+pub use drs_scene::{Definitions, SceneError};
+pub use error::RenderError;
+pub use kernel::Kernel;
+pub use library::{LibraryError, LibraryOptions, PluginLibrary};
+pub use params::{ParamError, ParamInfo, ParamStore};
+pub use render::RenderOptions;
+pub use scene::{FilmDesc, Scene, SceneGeometry};
+pub use sensor::{FovAxis, PerspectiveCamera};

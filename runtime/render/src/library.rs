@@ -1,0 +1,215 @@
+//! The plugin library: the stdlib's plugins and the user's `.drs` plugins, checked and
+//! lowered once, with the scene-file schema of each plugin type.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use drs_lower::layout::{HostValue, Layout};
+use drs_lower::{lower_program, LoweredProgram, ParamLayout};
+use drs_scene::{Category, ParamKind, ParamSchema, PluginSchema, Range, Schema, Value};
+use drs_sema::program::PluginId;
+use drs_sema::types::PluginKind;
+use drs_sema::{LoadOptions, RootSource};
+
+/// The stdlib directories of plugins (with the modules their plugins share).
+const STDLIB_PLUGIN_DIRS: [&str; 4] = ["bsdfs", "emitters", "textures", "integrators"];
+
+/// The emitter param the runtime fills with the index of the emitter's shape.
+pub const SHAPE_PARAM: &str = "shape";
+
+/// Where plugins come from.
+#[derive(Clone, Debug, Default)]
+pub struct LibraryOptions {
+    /// The standard library; `None` is the bundled one (or `$DRS_STDLIB`).
+    pub stdlib_dir: Option<PathBuf>,
+    /// Directories of user `.drs` plugins; a user plugin overrides a stdlib plugin of the same
+    /// kind and name.
+    pub plugin_dirs: Vec<PathBuf>,
+}
+
+/// A library that could not be built: rendered diagnostics.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LibraryError(pub String);
+
+/// Checked and lowered plugins, by kind and scene-file name.
+pub struct PluginLibrary {
+    program: LoweredProgram,
+    types: HashMap<(PluginKind, String), PluginId>,
+    schema: Schema,
+}
+
+impl PluginLibrary {
+    pub fn load(options: &LibraryOptions) -> Result<PluginLibrary, LibraryError> {
+        let stdlib_dir = options
+            .stdlib_dir
+            .clone()
+            .or_else(|| std::env::var_os("DRS_STDLIB").map(PathBuf::from))
+            .unwrap_or_else(drs_sema::bundled_stdlib_dir);
+        if !stdlib_dir.is_dir() {
+            return Err(LibraryError(format!(
+                "the standard library directory {} does not exist",
+                stdlib_dir.display()
+            )));
+        }
+        let mut imports = String::from("// The stdlib plugins a scene may use.\n");
+        for dir in STDLIB_PLUGIN_DIRS {
+            for file in drs_files(&stdlib_dir.join(dir))? {
+                let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+                imports.push_str(&format!("import {dir}::{stem};\n"));
+            }
+        }
+        let mut roots = vec![RootSource { name: "<stdlib plugins>".into(), path: None, text: imports }];
+        for dir in &options.plugin_dirs {
+            for path in drs_files(dir)? {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| LibraryError(format!("{}: cannot read: {e}", path.display())))?;
+                roots.push(RootSource { name: path.display().to_string(), path: Some(path), text });
+            }
+        }
+        let checked = drs_sema::check(roots, &LoadOptions { stdlib_dir: Some(stdlib_dir) });
+        if !checked.diagnostics.is_empty() {
+            return Err(LibraryError(drs_diagnostics::render_all(&checked.diagnostics, &checked.sources, false)));
+        }
+        let lowered = lower_program(&checked.program);
+        let program = LoweredProgram { sources: checked.sources, program: checked.program, lowered };
+
+        // User plugins (root modules) win over stdlib ones of the same kind and name.
+        let mut types: HashMap<(PluginKind, String), PluginId> = HashMap::new();
+        for (p, def) in program.program.plugins.iter().enumerate() {
+            let key = (def.kind, def.name.to_lowercase());
+            let is_stdlib = program.program.modules[def.module].is_stdlib;
+            match types.get(&key) {
+                Some(&q) if !program.program.modules[program.program.plugins[q].module].is_stdlib || is_stdlib => {}
+                _ => {
+                    types.insert(key, p);
+                }
+            }
+        }
+        let mut schema = Schema::builtin();
+        let mut keys: Vec<_> = types.iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
+        for ((kind, name), &p) in keys {
+            let category = category_of(*kind);
+            if schema.get(category, name).is_some() {
+                // Emitters keep their built-in schemas (with Mitsuba's `to_world` forms); the
+                // scene converts their values into the plugin's params.
+                continue;
+            }
+            let plugin_schema = plugin_schema(category, name, &program.lowered.plugins[p].params, *kind);
+            schema.register(plugin_schema).map_err(|e| LibraryError(e.to_string()))?;
+        }
+        Ok(PluginLibrary { program, types, schema })
+    }
+
+    pub fn program(&self) -> &LoweredProgram {
+        &self.program
+    }
+
+    /// The schema scenes are validated against: the native plugins and every library plugin.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The plugin type of `kind` named `name` in scene files (the `.drs` name in lower case).
+    pub fn plugin(&self, kind: PluginKind, name: &str) -> Option<PluginId> {
+        self.types.get(&(kind, name.to_owned())).copied()
+    }
+}
+
+fn drs_files(dir: &Path) -> Result<Vec<PathBuf>, LibraryError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.exists() => return Ok(Vec::new()),
+        Err(e) => return Err(LibraryError(format!("{}: cannot read the directory: {e}", dir.display()))),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "drs"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+pub fn category_of(kind: PluginKind) -> Category {
+    match kind {
+        PluginKind::Bsdf => Category::Bsdf,
+        PluginKind::Emitter => Category::Emitter,
+        PluginKind::Texture => Category::Texture,
+        PluginKind::Medium => Category::Medium,
+        PluginKind::Phase => Category::Phase,
+        PluginKind::Integrator => Category::Integrator,
+    }
+}
+
+/// How a param of this layout is written in a scene file, if it can be.
+pub fn param_kind(layout: &Layout) -> Option<ParamKind> {
+    use drs_ir::Ty;
+    Some(match layout {
+        Layout::Scalar(Ty::F32) => ParamKind::Float,
+        Layout::Scalar(Ty::I32 | Ty::U32) => ParamKind::Integer,
+        Layout::Scalar(Ty::Bool) => ParamKind::Boolean,
+        Layout::Vector(Ty::F32, 3) => ParamKind::Vector,
+        Layout::Color => ParamKind::Color,
+        Layout::Handle(name) => match name.as_str() {
+            "Texture<Color>" => ParamKind::ColorTexture,
+            "Texture<f32>" => ParamKind::FloatTexture,
+            "Bsdf" => ParamKind::Object(Category::Bsdf),
+            "Emitter" => ParamKind::Object(Category::Emitter),
+            "Medium" => ParamKind::Object(Category::Medium),
+            "PhaseFunction" => ParamKind::Object(Category::Phase),
+            "Integrator" => ParamKind::Object(Category::Integrator),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// The schema of a `.drs` plugin: one scene parameter per param that a scene file can give
+/// (with the param's default); params it cannot give keep their defaults.
+fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: PluginKind) -> PluginSchema {
+    let mut schema = PluginSchema::new(category, name);
+    for param in params {
+        if kind == PluginKind::Emitter && param.name == SHAPE_PARAM {
+            continue;
+        }
+        let Some(param_kind) = param_kind(&param.layout) else { continue };
+        let mut p = ParamSchema::new(param.name.clone(), param_kind.clone());
+        match (&param_kind, &param.layout) {
+            (ParamKind::Integer, Layout::Scalar(drs_ir::Ty::I32)) => p = p.range(Range::i32()),
+            (ParamKind::Integer, _) => p = p.range(Range::u32()),
+            _ => {}
+        }
+        let is_vector = param_kind == ParamKind::Vector;
+        p = match param.default.as_ref().and_then(|d| scene_value(d, is_vector)) {
+            Some(value) => p.default(value),
+            None if param.default.is_none() => p.required(),
+            None => p,
+        };
+        schema = schema.param(p);
+    }
+    schema
+}
+
+/// A param default as a scene value (a `<vector>` or else an `<rgb>` for three floats).
+fn scene_value(value: &HostValue, is_vector: bool) -> Option<Value> {
+    Some(match value {
+        HostValue::F32(x) => Value::Float(*x as f64),
+        HostValue::I32(x) => Value::Integer(*x as i64),
+        HostValue::U32(x) => Value::Integer(*x as i64),
+        HostValue::Bool(b) => Value::Boolean(*b),
+        HostValue::List(items) if items.len() == 3 => {
+            let mut xyz = [0.0; 3];
+            for (x, item) in xyz.iter_mut().zip(items) {
+                let HostValue::F32(v) = item else { return None };
+                *x = *v as f64;
+            }
+            if is_vector {
+                Value::Vector(xyz)
+            } else {
+                Value::Rgb(xyz)
+            }
+        }
+        _ => return None,
+    })
+}

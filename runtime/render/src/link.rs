@@ -1,0 +1,343 @@
+//! Linking: the IR of the whole plugin library becomes one kernel for one scene.
+//!
+//! The lowering turns every call through a plugin reference (`si.bsdf.eval(..)`, a texture
+//! lookup) into a call of the host function `{kind}::{method}` with the handle first, and the
+//! autodiff turns derivatives of such calls into `fwd_diff({kind}::{method})` /
+//! `bwd_diff({kind}::{method})`. The linker replaces them with IR:
+//!
+//! - `{kind}::{method}` becomes a *dispatch* function: it splits the handle into the plugin
+//!   type's tag and the instance index ([`handle`]) and calls that type's method for the
+//!   instance (every type of the kind that the scene uses, one `if` per type, so lanes of one
+//!   type run together); the null handle gets zeros (the null instance of spec/plugins.md).
+//! - their host derivatives become the generated derivatives of the dispatch functions, which
+//!   have exactly the host-derivative signatures (every argument is a tangent parameter);
+//! - `null_bsdf()` and friends become the null handle.
+//!
+//! Only what the entry function reaches is kept, so the kernel's content (and its cache key)
+//! depends on which plugin types the scene uses, never on parameter values.
+
+use std::collections::{HashMap, HashSet};
+
+use drs_ad::{AdInfo, Differentiator, FnDiff, Mode};
+use drs_ir::{BinaryOp, Builder, CmpOp, Const, ExternDecl, FuncId, Function, Inst, Module, Op, Region, Signatures, Ty};
+use drs_lower::LoweredProgram;
+use drs_sema::program::{FnId, PluginId};
+use drs_sema::types::PluginKind;
+
+/// Bits of a handle that hold the instance index; the plugin type's tag is above them.
+pub const TAG_SHIFT: u32 = 24;
+/// The most instances one plugin type can have in a scene.
+pub const MAX_INSTANCES: u32 = 1 << TAG_SHIFT;
+/// The handle of the null instance of every kind (`null_bsdf()`, a surface without emitter).
+pub const NULL_HANDLE: u32 = u32::MAX;
+
+/// The handle of instance `instance` of the plugin type with tag `tag` (its position in its
+/// kind's list of linked types).
+pub fn handle(tag: u32, instance: u32) -> u32 {
+    debug_assert!(instance < MAX_INSTANCES && tag < (u32::MAX >> TAG_SHIFT));
+    (tag << TAG_SHIFT) | instance
+}
+
+/// The host functions the runtime provides to kernels (`stdlib/runtime.drs`).
+pub const HOST_FUNCTIONS: [&str; 10] = [
+    "Sampler::next_1d",
+    "Sampler::next_2d",
+    "Scene::intersect",
+    "Scene::ray_test",
+    "Scene::sample_emitter",
+    "Scene::emitter_selection_pdf",
+    "Scene::environment",
+    "Scene::emitter_count",
+    "shape_sample_position",
+    "shape_pdf_position",
+];
+
+/// Why a scene's plugins cannot be linked into a kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error("{0}")]
+    Lowering(String),
+    #[error("the kernel calls the host function `{0}`, which the runtime does not provide")]
+    UnknownHostFunction(String),
+    #[error("derivative for linking: {0}")]
+    Derivative(String),
+}
+
+/// The kernel of one scene: a module whose function 0 is the entry point.
+#[derive(Clone, Debug)]
+pub struct Linked {
+    pub module: Module,
+}
+
+/// The plugin types a scene uses: per kind, in tag order.
+pub type LinkedTypes = Vec<(PluginKind, Vec<PluginId>)>;
+
+/// Links `entry` (a function of `program`, typically an integrator's `sample`) with the plugin
+/// types in `types`.
+pub fn link(program: &LoweredProgram, types: &LinkedTypes, entry: FnId) -> Result<Linked, LinkError> {
+    let mut linker = Linker {
+        program,
+        types,
+        module: program.lowered.module.clone(),
+        ad: program.lowered.ad.clone(),
+        replacements: HashMap::new(),
+    };
+    let entry = linker.function_of(entry)?;
+    let order = linker.resolve_reachable(entry)?;
+    Ok(Linked { module: prune(&linker.module, &order) })
+}
+
+struct Linker<'a> {
+    program: &'a LoweredProgram,
+    types: &'a LinkedTypes,
+    module: Module,
+    ad: AdInfo,
+    /// What replaces each linked extern (by extern index).
+    replacements: HashMap<u32, FuncId>,
+}
+
+/// What a linkable extern's name asks for.
+enum ExternRole<'n> {
+    Dispatch { kind: PluginKind, method: &'n str },
+    Derivative { mode: Mode, primal: &'n str },
+    Null,
+    Host,
+}
+
+fn role(name: &str) -> Option<ExternRole<'_>> {
+    for (mode, prefix) in [(Mode::Fwd, "fwd_diff("), (Mode::Bwd, "bwd_diff(")] {
+        if let Some(primal) = name.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')) {
+            return Some(ExternRole::Derivative { mode, primal });
+        }
+    }
+    if matches!(name, "null_bsdf" | "null_emitter" | "null_medium") {
+        return Some(ExternRole::Null);
+    }
+    if HOST_FUNCTIONS.contains(&name) {
+        return Some(ExternRole::Host);
+    }
+    let (kind, method) = name.split_once("::")?;
+    let kind = PluginKind::ALL.into_iter().find(|k| k.keyword() == kind)?;
+    Some(ExternRole::Dispatch { kind, method })
+}
+
+impl Linker<'_> {
+    fn function_of(&self, f: FnId) -> Result<FuncId, LinkError> {
+        match self.program.lowered.functions.get(&f) {
+            Some(&id) => Ok(id),
+            None => {
+                let path = self.program.program.fn_path(f);
+                let why = self
+                    .program
+                    .lowered
+                    .errors
+                    .iter()
+                    .find(|e| e.function() == path)
+                    .map(|e| e.render(&self.program.sources))
+                    .unwrap_or_else(|| format!("`{path}` could not be lowered"));
+                Err(LinkError::Lowering(why))
+            }
+        }
+    }
+
+    /// Visits every function reachable from `entry`, replacing linkable extern calls as it
+    /// goes; returns the reachable functions, `entry` first.
+    fn resolve_reachable(&mut self, entry: FuncId) -> Result<Vec<FuncId>, LinkError> {
+        let mut order = vec![entry];
+        let mut seen: HashSet<FuncId> = order.iter().copied().collect();
+        let mut next = 0;
+        while next < order.len() {
+            let f = order[next];
+            next += 1;
+            let mut externs = HashSet::new();
+            visit_ops(&self.module.function(f).body, &mut |op| {
+                if let Op::CallExtern(e, _) = op {
+                    externs.insert(*e);
+                }
+            });
+            let mut map = HashMap::new();
+            for e in externs {
+                if let Some(g) = self.replacement(e)? {
+                    map.insert(e, g);
+                }
+            }
+            let function = self.module.function_mut(f);
+            rewrite_ops(&mut function.body, &mut |op| {
+                if let Op::CallExtern(e, args) = op {
+                    if let Some(&g) = map.get(e) {
+                        *op = Op::Call(g, std::mem::take(args));
+                    }
+                }
+            });
+            let mut callees = Vec::new();
+            visit_ops(&self.module.function(f).body, &mut |op| {
+                if let Op::Call(g, _) = op {
+                    callees.push(*g);
+                }
+            });
+            for g in callees {
+                if seen.insert(g) {
+                    order.push(g);
+                }
+            }
+        }
+        Ok(order)
+    }
+
+    /// The function that replaces calls of extern `e`, or `None` for host functions.
+    fn replacement(&mut self, e: u32) -> Result<Option<FuncId>, LinkError> {
+        if let Some(&g) = self.replacements.get(&e) {
+            return Ok(Some(g));
+        }
+        let decl = self.module.externs[e as usize].clone();
+        let g = match role(&decl.name) {
+            Some(ExternRole::Host) => return Ok(None),
+            Some(ExternRole::Null) => self.add_function(null_function(&decl)),
+            Some(ExternRole::Dispatch { kind, method }) => {
+                let f = self.dispatch(&decl, kind, method)?;
+                self.add_function(f)
+            }
+            Some(ExternRole::Derivative { mode, primal }) => {
+                let primal_decl = self
+                    .module
+                    .externs
+                    .iter()
+                    .position(|x| x.name == primal)
+                    .ok_or_else(|| LinkError::UnknownHostFunction(decl.name.clone()))?;
+                let Some(primal_fn) = self.replacement(primal_decl as u32)? else {
+                    return Err(LinkError::UnknownHostFunction(decl.name.clone()));
+                };
+                let mut differentiator = Differentiator::new(&mut self.module, &mut self.ad);
+                differentiator
+                    .derivative(primal_fn, mode)
+                    .map_err(|err| LinkError::Derivative(format!("{} of `{primal}`: {err}", mode.name())))?
+            }
+            None => return Err(LinkError::UnknownHostFunction(decl.name.clone())),
+        };
+        self.replacements.insert(e, g);
+        Ok(Some(g))
+    }
+
+    /// Adds a linker-made function; every argument is a tangent parameter, so its derivatives
+    /// have the host-derivative signatures of the extern it replaces.
+    fn add_function(&mut self, f: Function) -> FuncId {
+        self.ad.functions.push(FnDiff { tangent_params: vec![true; f.params.len()], ..FnDiff::default() });
+        self.module.add_function(f)
+    }
+
+    /// `{kind}::{method}(handle, args..)`: calls `method` of the handle's plugin type.
+    fn dispatch(&self, decl: &ExternDecl, kind: PluginKind, method: &str) -> Result<Function, LinkError> {
+        let types = self.types.iter().find(|(k, _)| *k == kind).map(|(_, t)| t.as_slice()).unwrap_or(&[]);
+        let mut targets = Vec::new();
+        for &p in types {
+            let def = &self.program.program.plugins[p];
+            let f = def.methods.get(method).ok_or_else(|| {
+                LinkError::Lowering(format!("{} `{}` has no method `{method}`", kind.keyword(), def.name))
+            })?;
+            targets.push(self.function_of(*f)?);
+        }
+        let mut f = Function::new(format!("{}::{method}", kind.keyword()));
+        let params: Vec<_> = decl.params.iter().enumerate().map(|(i, &ty)| f.add_param(format!("a{i}"), ty)).collect();
+        f.result_types = decl.results.clone();
+        let signatures = Signatures::of(&self.module);
+        let mut b = Builder::new(&mut f, &signatures);
+        let shift = b.u32(TAG_SHIFT);
+        let tag = b.binary(BinaryOp::Shr, params[0], shift);
+        let mask = b.u32(MAX_INSTANCES - 1);
+        let instance = b.binary(BinaryOp::And, params[0], mask);
+        let mut args = vec![instance];
+        args.extend_from_slice(&params[1..]);
+        let results = dispatch_chain(&mut b, tag, &args, &targets, 0, &decl.results);
+        b.finish(results);
+        Ok(f)
+    }
+}
+
+/// `if tag == first_tag { targets[0](args) } else if tag == first_tag + 1 { .. } else { zeros }`.
+fn dispatch_chain(
+    b: &mut Builder,
+    tag: drs_ir::Value,
+    args: &[drs_ir::Value],
+    targets: &[FuncId],
+    first_tag: u32,
+    results: &[Ty],
+) -> Vec<drs_ir::Value> {
+    let Some((&target, rest)) = targets.split_first() else {
+        return results.iter().map(|&ty| b.konst(zero(ty))).collect();
+    };
+    let k = b.u32(first_tag);
+    let is_target = b.cmp(CmpOp::Eq, tag, k);
+    b.if_(is_target, |b| b.call(target, args.to_vec()), |b| dispatch_chain(b, tag, args, rest, first_tag + 1, results))
+}
+
+fn zero(ty: Ty) -> Const {
+    Const::from_bits(ty, 0)
+}
+
+fn null_function(decl: &ExternDecl) -> Function {
+    let mut f = Function::new(decl.name.clone());
+    f.result_types = decl.results.clone();
+    let signatures = Signatures::default();
+    let mut b = Builder::new(&mut f, &signatures);
+    let null = b.u32(NULL_HANDLE);
+    b.finish(vec![null]);
+    f
+}
+
+fn visit_ops(region: &Region, f: &mut dyn FnMut(&Op)) {
+    for inst in &region.insts {
+        f(&inst.op);
+        match &inst.op {
+            Op::If { then, els, .. } => {
+                visit_ops(then, f);
+                visit_ops(els, f);
+            }
+            Op::Loop { body, .. } => visit_ops(body, f),
+            _ => {}
+        }
+    }
+}
+
+fn rewrite_ops(region: &mut Region, f: &mut dyn FnMut(&mut Op)) {
+    for Inst { op, .. } in &mut region.insts {
+        f(op);
+        match op {
+            Op::If { then, els, .. } => {
+                rewrite_ops(then, f);
+                rewrite_ops(els, f);
+            }
+            Op::Loop { body, .. } => rewrite_ops(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// The module of the functions in `order` (renumbered in that order) with only the externs
+/// and buffers they use.
+fn prune(module: &Module, order: &[FuncId]) -> Module {
+    let function_ids: HashMap<FuncId, FuncId> = order.iter().enumerate().map(|(i, &f)| (f, FuncId(i as u32))).collect();
+    let mut extern_ids: HashMap<u32, u32> = HashMap::new();
+    let mut buffer_ids: HashMap<u32, u32> = HashMap::new();
+    let mut out = Module { functions: Vec::new(), externs: Vec::new(), buffers: Vec::new() };
+    for &f in order {
+        let mut function = module.function(f).clone();
+        rewrite_ops(&mut function.body, &mut |op| match op {
+            Op::Call(g, _) => *g = function_ids[g],
+            Op::CallExtern(e, _) => {
+                *e = *extern_ids.entry(*e).or_insert_with(|| {
+                    out.externs.push(module.externs[*e as usize].clone());
+                    out.externs.len() as u32 - 1
+                })
+            }
+            Op::Load { buffer, .. } | Op::Store { buffer, .. } | Op::AtomicAdd { buffer, .. } => {
+                *buffer = *buffer_ids.entry(*buffer).or_insert_with(|| {
+                    out.buffers.push(module.buffers[*buffer as usize].clone());
+                    out.buffers.len() as u32 - 1
+                })
+            }
+            _ => {}
+        });
+        out.functions.push(function);
+    }
+    out
+}

@@ -1,0 +1,143 @@
+//! The render loop: film tiles in parallel (rayon), each tile's samples run through the
+//! kernel in batches of lanes, splatted into the tile's block with the film's filter.
+//!
+//! Each sample's random numbers come from the counter-based sampler keyed by (seed, pixel,
+//! sample index, pass), and blocks are merged in tile order, so an image depends on the seed
+//! and never on the number of threads or the scheduling.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use drs_cranelift::{Buffer, Lanes};
+use drs_film::{Film, Image, ImageBlock, Sampler, TileOrder};
+use drs_geometry::math::Vec2;
+
+use crate::error::RenderError;
+use crate::host::with_streams;
+use crate::scene::Scene;
+
+/// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
+const BATCH: usize = 256;
+const TILE_SIZE: u32 = 32;
+/// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
+const ARGS: usize = 11;
+/// Kernel results per lane: colour and the valid flag.
+const RESULTS: usize = 4;
+
+/// How to render.
+pub struct RenderOptions<'p> {
+    /// Samples per pixel (default: the scene's sampler).
+    pub spp: Option<u32>,
+    /// Seed of the random numbers (default: the scene's sampler).
+    pub seed: Option<u32>,
+    /// Worker threads (default: rayon's, one per core).
+    pub threads: Option<usize>,
+    pub lanes: Lanes,
+    /// Called after each finished tile with (tiles done, tiles in all).
+    pub progress: Option<&'p (dyn Fn(u64, u64) + Sync)>,
+}
+
+impl Default for RenderOptions<'_> {
+    fn default() -> Self {
+        RenderOptions { spp: None, seed: None, threads: None, lanes: Lanes::X4, progress: None }
+    }
+}
+
+impl Scene {
+    /// Renders the scene's sensor into an RGB image.
+    pub fn render(&self, options: &RenderOptions) -> Result<Image, RenderError> {
+        let kernel = self.kernel(options.lanes)?;
+        let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
+        let buffers: Vec<Buffer> = kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
+        let base = self.sampler();
+        let spp = options.spp.unwrap_or(base.sample_count());
+        let seed = options.seed.unwrap_or(base.seed());
+        let sampler = match base.kind() {
+            drs_film::SamplerKind::Independent => Sampler::independent(spp, seed),
+            drs_film::SamplerKind::Stratified { jitter } => Sampler::stratified(spp, seed, jitter),
+        }
+        .map_err(|e| RenderError::Film(e.to_string()))?;
+        let spp = sampler.sample_count();
+
+        let film_desc = self.film();
+        let mut film = Film::new(film_desc.width, film_desc.height, film_desc.filter, Vec::<String>::new())
+            .map_err(|e| RenderError::Film(e.to_string()))?;
+        let tiles = film.tiles(TILE_SIZE, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
+        let done = AtomicU64::new(0);
+        let total = tiles.len() as u64;
+        let render_tile = |block: &mut ImageBlock| -> Result<(), RenderError> {
+            self.render_block(block, &sampler, spp, |n, args, results| {
+                entry
+                    .call_batch(n, args, results, &buffers, &kernel.externs)
+                    .map_err(|e| RenderError::Kernel(e.to_string()))
+            })?;
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(progress) = options.progress {
+                progress(finished, total);
+            }
+            Ok(())
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads.unwrap_or(0))
+            .build()
+            .map_err(|e| RenderError::Kernel(format!("cannot start the worker threads: {e}")))?;
+        pool.install(|| film.render_tiles(&tiles, render_tile))?;
+        Ok(film.develop())
+    }
+
+    /// Runs every sample of the block's tile through `run(n, args, results)`.
+    fn render_block(
+        &self,
+        block: &mut ImageBlock,
+        sampler: &Sampler,
+        spp: u32,
+        run: impl Fn(usize, &[u32], &mut [u32]) -> Result<(), RenderError>,
+    ) -> Result<(), RenderError> {
+        let tile = block.tile();
+        let pixels: Vec<(u32, u32)> = tile.pixels().collect();
+        let total = pixels.len() * spp as usize;
+        let (width, height) = (self.film.width, self.film.height);
+        let instance = self.integrator.1;
+        let mut args = vec![0u32; ARGS * BATCH];
+        let mut results = vec![0u32; RESULTS * BATCH];
+        let mut positions = vec![[0f32; 2]; BATCH];
+        for start in (0..total).step_by(BATCH) {
+            let n = BATCH.min(total - start);
+            let (args, results) = (&mut args[..ARGS * n], &mut results[..RESULTS * n]);
+            with_streams(|streams| {
+                streams.clear();
+                for lane in 0..n {
+                    let index = start + lane;
+                    let (x, y) = pixels[index / spp as usize];
+                    let mut stream = sampler.stream(y * width + x, (index % spp as usize) as u32, 0);
+                    let [dx, dy] = stream.next_2d();
+                    let pos = [x as f32 + dx, y as f32 + dy];
+                    positions[lane] = pos;
+                    let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
+                    let lane_args = [
+                        instance,
+                        0,
+                        lane as u32,
+                        ray.o.x.to_bits(),
+                        ray.o.y.to_bits(),
+                        ray.o.z.to_bits(),
+                        ray.d.x.to_bits(),
+                        ray.d.y.to_bits(),
+                        ray.d.z.to_bits(),
+                        ray.maxt.to_bits(),
+                        0f32.to_bits(),
+                    ];
+                    for (p, &a) in lane_args.iter().enumerate() {
+                        args[p * n + lane] = a;
+                    }
+                    streams.push(stream);
+                }
+            });
+            run(n, args, results)?;
+            for (lane, &pos) in positions[..n].iter().enumerate() {
+                let rgb = [0, 1, 2].map(|c| f32::from_bits(results[c * n + lane]));
+                block.put(pos, rgb, &[]);
+            }
+        }
+        Ok(())
+    }
+}
