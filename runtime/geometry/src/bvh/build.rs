@@ -13,10 +13,10 @@ use crate::shape::Shape;
 
 const BIN_COUNT: usize = 16;
 /// SAH costs of visiting an inner node and of testing one primitive.
-const TRAVERSAL_COST: f32 = 3.0;
+const TRAVERSAL_COST: f32 = 1.0;
 const INTERSECTION_COST: f32 = 1.0;
 /// A node with more primitives is always split (when its primitives can be told apart).
-const MAX_LEAF_SIZE: usize = 8;
+const MAX_LEAF_SIZE: usize = 4;
 /// Subtrees with fewer primitives are built on the current thread.
 const PARALLEL_THRESHOLD: usize = 4096;
 
