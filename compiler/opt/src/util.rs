@@ -13,6 +13,22 @@ pub fn walk_insts<'a>(region: &'a Region, f: &mut impl FnMut(&'a Inst)) {
     }
 }
 
+/// [`walk_insts`] with mutable access (an `If` or `Loop` is visited before its regions, so
+/// `f` may rewrite its operands but should not replace its regions).
+pub fn walk_insts_mut(region: &mut Region, f: &mut impl FnMut(&mut Inst)) {
+    for inst in &mut region.insts {
+        f(inst);
+        match &mut inst.op {
+            Op::If { then, els, .. } => {
+                walk_insts_mut(then, f);
+                walk_insts_mut(els, f);
+            }
+            Op::Loop { body, .. } => walk_insts_mut(body, f),
+            _ => {}
+        }
+    }
+}
+
 /// The regions an operation owns.
 pub fn nested(op: &Op) -> Vec<&Region> {
     match op {

@@ -19,8 +19,9 @@
 use std::collections::{HashMap, HashSet};
 
 use drs_ad::{AdInfo, Differentiator, FnDiff, Mode};
-use drs_ir::{BinaryOp, Builder, CmpOp, Const, ExternDecl, FuncId, Function, Inst, Module, Op, Region, Signatures, Ty};
+use drs_ir::{BinaryOp, Builder, CmpOp, Const, ExternDecl, FuncId, Function, Module, Op, Signatures, Ty};
 use drs_lower::LoweredProgram;
+use drs_opt::util::{callees, walk_insts, walk_insts_mut};
 use drs_sema::program::{FnId, PluginId};
 use drs_sema::types::PluginKind;
 
@@ -150,8 +151,8 @@ impl Linker<'_> {
             let f = order[next];
             next += 1;
             let mut externs = HashSet::new();
-            visit_ops(&self.module.function(f).body, &mut |op| {
-                if let Op::CallExtern(e, _) = op {
+            walk_insts(&self.module.function(f).body, &mut |inst| {
+                if let Op::CallExtern(e, _) = &inst.op {
                     externs.insert(*e);
                 }
             });
@@ -162,20 +163,14 @@ impl Linker<'_> {
                 }
             }
             let function = self.module.function_mut(f);
-            rewrite_ops(&mut function.body, &mut |op| {
-                if let Op::CallExtern(e, args) = op {
+            walk_insts_mut(&mut function.body, &mut |inst| {
+                if let Op::CallExtern(e, args) = &mut inst.op {
                     if let Some(&g) = map.get(e) {
-                        *op = Op::Call(g, std::mem::take(args));
+                        inst.op = Op::Call(g, std::mem::take(args));
                     }
                 }
             });
-            let mut callees = Vec::new();
-            visit_ops(&self.module.function(f).body, &mut |op| {
-                if let Op::Call(g, _) = op {
-                    callees.push(*g);
-                }
-            });
-            for g in callees {
+            for g in callees(&self.module.function(f).body) {
                 if seen.insert(g) {
                     order.push(g);
                 }
@@ -284,34 +279,6 @@ fn null_function(decl: &ExternDecl) -> Function {
     f
 }
 
-fn visit_ops(region: &Region, f: &mut dyn FnMut(&Op)) {
-    for inst in &region.insts {
-        f(&inst.op);
-        match &inst.op {
-            Op::If { then, els, .. } => {
-                visit_ops(then, f);
-                visit_ops(els, f);
-            }
-            Op::Loop { body, .. } => visit_ops(body, f),
-            _ => {}
-        }
-    }
-}
-
-fn rewrite_ops(region: &mut Region, f: &mut dyn FnMut(&mut Op)) {
-    for Inst { op, .. } in &mut region.insts {
-        f(op);
-        match op {
-            Op::If { then, els, .. } => {
-                rewrite_ops(then, f);
-                rewrite_ops(els, f);
-            }
-            Op::Loop { body, .. } => rewrite_ops(body, f),
-            _ => {}
-        }
-    }
-}
-
 /// The module of the functions in `order` (renumbered in that order) with only the externs
 /// and buffers they use.
 fn prune(module: &Module, order: &[FuncId]) -> Module {
@@ -321,7 +288,7 @@ fn prune(module: &Module, order: &[FuncId]) -> Module {
     let mut out = Module { functions: Vec::new(), externs: Vec::new(), buffers: Vec::new() };
     for &f in order {
         let mut function = module.function(f).clone();
-        rewrite_ops(&mut function.body, &mut |op| match op {
+        walk_insts_mut(&mut function.body, &mut |inst| match &mut inst.op {
             Op::Call(g, _) => *g = function_ids[g],
             Op::CallExtern(e, _) => {
                 *e = *extern_ids.entry(*e).or_insert_with(|| {

@@ -312,11 +312,7 @@ impl<'a> SceneBuild<'a> {
         context: Option<&InstanceContext>,
     ) -> Result<(), SceneError> {
         let plugin = &self.library.program().lowered.plugins[p];
-        let buffers: Vec<String> = param
-            .buffers
-            .iter()
-            .map(|&b| self.library.program().lowered.module.buffers[b as usize].name.clone())
-            .collect();
+        let buffers = self.buffer_names(param);
         let param_key = format!("{key}.{}", param.name);
         let kind = plugin.kind;
         if kind == PluginKind::Emitter && param.name == SHAPE_PARAM && param.layout == Layout::Scalar(Ty::U32) {
@@ -369,6 +365,12 @@ impl<'a> SceneBuild<'a> {
         Ok(())
     }
 
+    /// The names of the buffers that hold `param`'s scalars.
+    fn buffer_names(&self, param: &drs_lower::ParamLayout) -> Vec<String> {
+        let module = &self.library.program().lowered.module;
+        param.buffers.iter().map(|&b| module.buffers[b as usize].name.clone()).collect()
+    }
+
     /// The handle a plugin-reference or texture param holds: a referenced object's instance,
     /// or for textures a constant (`srgb` for colours, `uniform` for floats).
     fn handle_value(
@@ -411,11 +413,7 @@ impl<'a> SceneBuild<'a> {
             )
         })?;
         let bits = layout.flatten(&constant).map_err(|m| error(object, m))?;
-        let buffers: Vec<String> = value_param
-            .buffers
-            .iter()
-            .map(|&b| self.library.program().lowered.module.buffers[b as usize].name.clone())
-            .collect();
+        let buffers = self.buffer_names(value_param);
         self.params.write(&buffers, instance, &bits);
         self.params.add(ParamInfo {
             key: format!("{key}.value"),
