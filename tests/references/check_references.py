@@ -16,7 +16,24 @@ import numpy as np
 
 mi.set_variant("scalar_rgb")
 
-SCENES = ["white_furnace", "cornell_box", "sphere_point", "directional_plane", "area_disk_direct"]
+SCENES = [
+    "white_furnace",
+    "cornell_box",
+    "sphere_point",
+    "directional_plane",
+    "area_disk_direct",
+    "bitmap_plane",
+    "dielectric_sphere",
+    "thindielectric_sphere",
+    "roughdielectric_sphere",
+    "plastic_sphere",
+    "roughplastic_sphere",
+    "conductor",
+    "roughconductor",
+    "twosided",
+    "blendbsdf",
+    "mask",
+]
 MAX_BYTES = 200_000
 failures = []
 

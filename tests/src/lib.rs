@@ -2,6 +2,34 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod bsdf_bench;
+pub mod chi2;
+
+/// A deterministic stream of uniform numbers in [0, 1) (SplitMix64), for tests that need
+/// reproducible random inputs.
+pub struct Uniforms(pub u64);
+
+impl Uniforms {
+    /// The next number: the top 24 bits of the next SplitMix64 output, times 2^-24.
+    pub fn next_f32(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// A uniform number in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next_f32()
+    }
+
+    /// `n` triples of numbers, as a BSDF's `sample(u1, u2)` takes them.
+    pub fn triples(&mut self, n: usize) -> Vec<[f32; 3]> {
+        (0..n).map(|_| [self.next_f32(), self.next_f32(), self.next_f32()]).collect()
+    }
+}
+
 /// The workspace root (the parent of the `tests` package).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()

@@ -101,6 +101,8 @@ fn value(rng: &mut Rng, layout: &Layout, name: &str, out: &mut Vec<u32>) {
                 value(rng, l, f, out);
             }
         }
+        // Only plugin params are tensors, and they have no scalars of their own.
+        Layout::Tensor => {}
     }
 }
 

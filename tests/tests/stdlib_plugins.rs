@@ -11,6 +11,7 @@ use drs_interp::Interpreter;
 use drs_ir::{FuncId, Module};
 use drs_lower::{FnLayout, HostValue, Layout, LoweredProgram};
 use drs_sema::LoadOptions;
+use drs_tests::Uniforms;
 use std::f64::consts::PI;
 use std::sync::{Arc, Mutex};
 
@@ -259,23 +260,6 @@ fn assert_close3(actual: [f32; 3], expected: [f64; 3], rel: f64, what: &str) {
     }
 }
 
-/// A deterministic stream of uniform numbers in [0, 1) (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-}
-
 fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|x| x.to_bits()).collect()
 }
@@ -336,11 +320,11 @@ fn rectangle_solid_angle(x: [f64; 2], y: [f64; 2], h: f64) -> f64 {
 fn area_light_samples_agree_with_its_density_and_radiance() {
     let lp = stdlib();
     let (world, area) = area_light_world(&lp);
-    let mut rng = Rng(1);
+    let mut rng = Uniforms(1);
     for _ in 0..200 {
         let x = [rng.range(-3.0, 3.0), rng.range(-3.0, 3.0), rng.range(-2.0, 0.9)];
         let it = interaction(x, [0.0, 0.0, 1.0]);
-        let sample = v2(rng.next(), rng.next());
+        let sample = v2(rng.next_f32(), rng.next_f32());
         let out = call(&lp, &world, "Area::sample_direction", area, &[it.clone(), sample]);
         let (ds, weight) = (item(&out, 0), floats3(item(&out, 1)));
         let pdf = float(field(ds, "pdf"));
@@ -366,11 +350,11 @@ fn area_light_samples_agree_with_its_density_and_radiance() {
 fn area_light_is_dark_from_behind() {
     let lp = stdlib();
     let (world, area) = area_light_world(&lp);
-    let mut rng = Rng(2);
+    let mut rng = Uniforms(2);
     for _ in 0..50 {
         let x = [rng.range(-3.0, 3.0), rng.range(-3.0, 3.0), rng.range(1.1, 3.0)];
         let it = interaction(x, [0.0, 0.0, 1.0]);
-        let out = call(&lp, &world, "Area::sample_direction", area, &[it.clone(), v2(rng.next(), rng.next())]);
+        let out = call(&lp, &world, "Area::sample_direction", area, &[it.clone(), v2(rng.next_f32(), rng.next_f32())]);
         let ds = item(&out, 0);
         assert_eq!(float(field(ds, "pdf")), 0.0);
         assert_eq!(floats3(item(&out, 1)), [0.0; 3]);
@@ -416,10 +400,10 @@ fn area_light_density_integrates_to_one_over_its_solid_angle() {
         // (pdf 1 / 2 pi); directions that miss the light have density 0 without a call.
         let n = 128;
         let mut integral = 0.0;
-        let mut rng = Rng(3 + k as u64);
+        let mut rng = Uniforms(3 + k as u64);
         for i in 0..n * n {
-            let u = ((i % n) as f64 + rng.next() as f64) / n as f64;
-            let v = ((i / n) as f64 + rng.next() as f64) / n as f64;
+            let u = ((i % n) as f64 + rng.next_f32() as f64) / n as f64;
+            let v = ((i / n) as f64 + rng.next_f32() as f64) / n as f64;
             let (z, phi) = (u, 2.0 * PI * v);
             let r = (1.0 - z * z).max(0.0).sqrt();
             let d = [r * phi.cos(), r * phi.sin(), z];
@@ -458,13 +442,19 @@ fn constant_environment_samples_the_sphere_uniformly() {
     let texture = b.instance("SRgb", &[("value", v3(RADIANCE))]);
     let constant = b.instance("Constant", &[("radiance", HostValue::Handle(texture))]);
     let world = b.build(nulls);
-    let mut rng = Rng(4);
+    let mut rng = Uniforms(4);
     let mut mean_d = [0.0f64; 3];
     let n = 400;
     for _ in 0..n {
         let x = [rng.range(-5.0, 5.0), rng.range(-5.0, 5.0), rng.range(-5.0, 5.0)];
         let it = interaction(x, [0.0, 1.0, 0.0]);
-        let out = call(&lp, &world, "Constant::sample_direction", constant, &[it.clone(), v2(rng.next(), rng.next())]);
+        let out = call(
+            &lp,
+            &world,
+            "Constant::sample_direction",
+            constant,
+            &[it.clone(), v2(rng.next_f32(), rng.next_f32())],
+        );
         let (ds, weight) = (item(&out, 0), floats3(item(&out, 1)));
         assert_close(float(field(ds, "pdf")), 1.0 / (4.0 * PI), 1e-6, "pdf");
         assert_close3(weight, wide(RADIANCE).map(|r| r * 4.0 * PI), 1e-6, "weight");
@@ -502,11 +492,12 @@ fn point_light_follows_the_inverse_square_law() {
     let mut b = WorldBuilder::new(&lp);
     let point = b.instance("Point", &[("intensity", v3(intensity)), ("position", v3(position))]);
     let world = b.build(nulls);
-    let mut rng = Rng(5);
+    let mut rng = Uniforms(5);
     for _ in 0..100 {
         let x = [rng.range(-4.0, 4.0), rng.range(-4.0, 4.0), rng.range(-4.0, 4.0)];
         let it = interaction(x, [0.0, 0.0, 1.0]);
-        let out = call(&lp, &world, "Point::sample_direction", point, &[it.clone(), v2(rng.next(), rng.next())]);
+        let out =
+            call(&lp, &world, "Point::sample_direction", point, &[it.clone(), v2(rng.next_f32(), rng.next_f32())]);
         let (ds, weight) = (item(&out, 0), floats3(item(&out, 1)));
         let to_light = sub(wide(position), wide(x));
         let dist2 = dot(to_light, to_light);
@@ -649,7 +640,7 @@ fn plane_scene(
     let light = emitter(&mut b);
     let integrator = b.instance(integrator.0, integrator.1);
     let si_layout = param_layout(lp, "Area::eval", 0);
-    let rng = Mutex::new(Rng(seed));
+    let rng = Mutex::new(Uniforms(seed));
     let env = if environment { light } else { 0 };
     let world = b.build(move |name, args| {
         let arg = |i: usize| f32::from_bits(args[i]);
@@ -674,10 +665,10 @@ fn plane_scene(
             "Scene::emitter_selection_pdf" => bits(&[if args[1] == light { 1.0 } else { 0.0 }]),
             "Scene::environment" => vec![env],
             "Scene::emitter_count" => vec![1],
-            "Sampler::next_1d" => bits(&[rng.lock().unwrap().next()]),
+            "Sampler::next_1d" => bits(&[rng.lock().unwrap().next_f32()]),
             "Sampler::next_2d" => {
                 let mut rng = rng.lock().unwrap();
-                bits(&[rng.next(), rng.next()])
+                bits(&[rng.next_f32(), rng.next_f32()])
             }
             _ => return nulls(name, args),
         };
@@ -828,7 +819,8 @@ fn integrators_show_or_hide_the_emitters_the_camera_sees() {
 #[test]
 fn integrators_have_forward_derivatives_only() {
     let mut lp = stdlib();
-    for (name, file) in [("Path::sample", "integrators/path.drs"), ("Direct::sample", "integrators/direct.drs")] {
+    // Path's loop is the shared path tracer's, in integrators/common.drs.
+    for (name, file) in [("Path::sample", "integrators/common.drs"), ("Direct::sample", "integrators/direct.drs")] {
         let f = lp.find_fn(name).unwrap_or_else(|| panic!("no `{name}`"));
         lp.derivative(f, drs_ad::Mode::Fwd).unwrap_or_else(|e| panic!("{}", e.render(&lp.sources)));
         drs_ir::verify_module(&lp.lowered.module).unwrap_or_else(|e| panic!("fwd_diff({name}): {e}"));

@@ -63,6 +63,7 @@ codes! {
     PatternMismatch = "E0216", "pattern does not match the type";
     NotConstant = "E0217", "not a constant expression";
     InvalidRange = "E0218", "invalid range";
+    InvalidTensorUse = "E0219", "invalid use of a tensor";
 
     // Mutability and control flow.
     AssignToImmutable = "E0300", "assignment to an immutable binding";

@@ -5,6 +5,7 @@ use commands::Backend;
 use pipeline::Opt;
 mod commands;
 mod frontend;
+mod inverse;
 mod pipeline;
 mod render;
 
@@ -123,6 +124,34 @@ enum Command {
         #[command(flatten)]
         scene: render::SceneArgs,
     },
+    /// Gradients of an image loss against a reference with respect to scene parameters,
+    /// printed as JSON: {"loss": x, "grads": {"KEY": [...]}}.
+    Grad {
+        #[command(flatten)]
+        args: inverse::InverseArgs,
+    },
+    /// Gradient descent on scene parameters toward a reference image; writes the final
+    /// parameters and the loss history as JSON.
+    Optimize {
+        #[command(flatten)]
+        args: inverse::InverseArgs,
+        #[arg(long)]
+        iters: u32,
+        /// Learning rate.
+        #[arg(long)]
+        lr: f32,
+        #[arg(long, value_enum, default_value_t = inverse::OptimizerName::Adam)]
+        optimizer: inverse::OptimizerName,
+        /// Keep every optimised value within LOW,HIGH (e.g. 0,1 for reflectances).
+        #[arg(long, value_name = "LOW,HIGH", value_parser = parse_bounds)]
+        clamp: Option<(f32, f32)>,
+        /// Where to write the JSON result (default: standard output).
+        #[arg(short = 'o', long = "output", value_name = "OUT.json")]
+        output: Option<PathBuf>,
+        /// No progress display.
+        #[arg(long, short)]
+        quiet: bool,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -169,8 +198,30 @@ fn main() -> ExitCode {
             return render::render(&scene, &output, spp, seed, threads, lanes, quiet)
         }
         Command::Params { scene } => return render::params(&scene),
+        Command::Grad { args } => return inverse::grad(&args),
+        Command::Optimize { args, iters, lr, optimizer, clamp, output, quiet } => {
+            let descent = inverse::Descent {
+                iterations: iters,
+                learning_rate: lr,
+                optimizer,
+                clamp,
+                output: output.as_deref(),
+                quiet,
+            };
+            return inverse::optimize(&args, &descent);
+        }
     };
     result.unwrap_or_else(|code| code)
+}
+
+fn parse_bounds(text: &str) -> Result<(f32, f32), String> {
+    let parse = |t: &str| t.trim().parse::<f32>().map_err(|e| format!("`{t}`: {e}"));
+    let (low, high) = text.split_once(',').ok_or("expected LOW,HIGH")?;
+    let (low, high) = (parse(low)?, parse(high)?);
+    if low > high {
+        return Err(format!("{low} is above {high}"));
+    }
+    Ok((low, high))
 }
 
 fn parse_lanes(text: &str) -> Result<usize, String> {

@@ -25,12 +25,17 @@ pub struct SceneArgs {
     pub stdlib: Option<PathBuf>,
 }
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::FAILURE
 }
 
 fn load(args: &SceneArgs) -> Result<Scene, ExitCode> {
+    load_with_integrator(args, None)
+}
+
+/// Loads the scene, with its integrator replaced by one of type `integrator` if given.
+pub fn load_with_integrator(args: &SceneArgs, integrator: Option<&str>) -> Result<Scene, ExitCode> {
     let mut definitions = Definitions::new();
     for d in &args.defines {
         definitions.parse_assignment(d).map_err(|e| fail(format!("-D {d}: {e}")))?;
@@ -40,7 +45,12 @@ fn load(args: &SceneArgs) -> Result<Scene, ExitCode> {
         eprintln!("{e}");
         ExitCode::FAILURE
     })?;
-    Scene::load_file(&args.scene, &definitions, Arc::new(library)).map_err(|errors| {
+    let library = Arc::new(library);
+    let scene = match integrator {
+        Some(integrator) => Scene::load_file_with_integrator(&args.scene, &definitions, library, integrator),
+        None => Scene::load_file(&args.scene, &definitions, library),
+    };
+    scene.map_err(|errors| {
         for e in errors {
             eprintln!("{e}");
         }
@@ -125,7 +135,11 @@ pub fn params(args: &SceneArgs) -> ExitCode {
     let store = scene.params();
     let width = store.params().iter().map(|p| p.key.len()).max().unwrap_or(0);
     for p in store.params() {
-        let value = store.get(&p.key).map(|v| v.to_string()).unwrap_or_default();
+        // A tensor shows its shape, not its (often thousands of) values.
+        let value = match store.tensor_shape(&p.key) {
+            Ok([h, w, c]) => format!("shape [{h}, {w}, {c}]"),
+            Err(_) => store.get(&p.key).map(|v| v.to_string()).unwrap_or_default(),
+        };
         let diff = if p.differentiable { "" } else { "  (not differentiable)" };
         println!("{:width$}  {:8}  {value}{diff}", p.key, p.layout.describe());
     }

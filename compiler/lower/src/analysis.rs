@@ -160,12 +160,13 @@ pub(crate) enum Code<'a> {
 
 /// Whether evaluating `e` may have an effect other than producing its value: a call of a
 /// user or extern function or of a plugin method, a loop, or a statement (an assignment or a
-/// jump). Built-in functions, constructors and operators have none.
+/// jump). Built-in functions, constructors, operators and tensor reads have none.
 pub(crate) fn has_effects(info: &BodyInfo, e: &Expr) -> bool {
     let mut effects = false;
     walk_expr(e, 0, &mut |n, _| match n {
         Node::Stmt(_) => effects = true,
         Node::Expr(x) => match &x.kind {
+            ExprKind::MethodCall { .. } if info.tensor_methods.contains_key(&x.id) => {}
             ExprKind::MethodCall { .. }
             | ExprKind::Loop { .. }
             | ExprKind::While { .. }

@@ -74,6 +74,10 @@ impl FnLowerer<'_, '_> {
         method: &Ident,
         args: &[Expr],
     ) -> LResult<Vec<Value>> {
+        if let Some(&m) = self.info.tensor_methods.get(&e.id) {
+            let [index] = args else { return Err(self.internal(e.span, "a tensor method without one argument")) };
+            return self.tensor_method(m, receiver, index);
+        }
         let f =
             *self.info.method_targets.get(&e.id).ok_or_else(|| self.internal(method.span, "an unresolved method"))?;
         let receiver_ty = self.ty_of(receiver)?;

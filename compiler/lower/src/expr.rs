@@ -2,8 +2,8 @@
 
 use crate::func::{FnLowerer, LResult};
 use drs_diagnostics::Span;
-use drs_ir::{Const, Ty, UnaryOp, Value};
-use drs_sema::program::{ConstId, PluginId, Resolution};
+use drs_ir::{BinaryOp, CmpOp, Const, Ty, UnaryOp, Value};
+use drs_sema::program::{ConstId, PluginId, Resolution, TensorMethod};
 use drs_sema::types::{Scalar, Type};
 use drs_syntax::ast::{self, BinOp, Expr, ExprKind, Ident, Lit, UnOp};
 
@@ -121,6 +121,48 @@ impl FnLowerer<'_, '_> {
                 self.e.load(b, instance, elem)
             })
             .collect())
+    }
+
+    /// `t.shape(i)` / `t.at(i)` on a `Tensor` param: loads from its buffers
+    /// ([`crate::TENSOR_BUFFERS`]) at the instance's element. `shape(i)` is 1 past the third
+    /// dimension; `at(i)` clamps `i` to the instance's last element, so it never reads another
+    /// instance's data (the runtime keeps every tensor non-empty).
+    pub(crate) fn tensor_method(&mut self, m: TensorMethod, receiver: &Expr, index: &Expr) -> LResult<Vec<Value>> {
+        let Some(&Resolution::PluginParam(p, param)) = self.info.resolutions.get(&receiver.id) else {
+            return Err(self.internal(receiver.span, "a tensor method on something that is not a tensor param"));
+        };
+        let instance = match self.plugin {
+            Some((q, instance)) if q == p => instance,
+            _ => return Err(self.internal(receiver.span, "a tensor read outside of its plugin")),
+        };
+        let buffers = self.m.param_buffers.get(&(p, param)).cloned().unwrap_or_default();
+        let &[data, offset, s0, s1, s2] = buffers.as_slice() else {
+            return Err(self.internal(receiver.span, "a tensor param without its five buffers"));
+        };
+        let i = self.lower_expr(index)?[0];
+        let shape = [s0, s1, s2].map(|b| self.e.load(b, instance, Ty::U32));
+        let value = match m {
+            TensorMethod::Shape => {
+                let mut dim = self.e.u32(1);
+                for (d, &size) in shape.iter().enumerate().rev() {
+                    let d = self.e.u32(d as u32);
+                    let is_d = self.e.cmp(CmpOp::Eq, i, d);
+                    dim = self.e.select(is_d, size, dim);
+                }
+                dim
+            }
+            TensorMethod::At => {
+                let area = self.e.mul(shape[0], shape[1]);
+                let len = self.e.mul(area, shape[2]);
+                let one = self.e.u32(1);
+                let last = self.e.sub(len, one);
+                let clamped = self.e.binary(BinaryOp::Min, i, last);
+                let first = self.e.load(offset, instance, Ty::U32);
+                let at = self.e.add(first, clamped);
+                self.e.load(data, at, Ty::F32)
+            }
+        };
+        Ok(vec![value])
     }
 
     fn unary_expr(&mut self, op: UnOp, x: &Expr) -> LResult<Vec<Value>> {

@@ -10,7 +10,7 @@
 //! | `mat3`, `mat4` | 9 / 16 `f32`, column-major: column 0 first, each column `x` first |
 //! | tuples, structs, arrays | the concatenation of their parts (struct fields in declaration order) |
 //! | extern types, plugin references, `Texture<T>` | one `u32` handle |
-//! | `()` | none |
+//! | `()`, `Tensor` | none (a tensor param lives in buffers of its own) |
 //!
 //! [`Layout`] is that description as a tree, with the component names used for IR parameter
 //! names (`wo.x`, `si.p.y`, `m[1].z`), and the conversion of host values ([`HostValue`]) to and
@@ -48,8 +48,8 @@ pub fn flatten_into(program: &Program, ty: &Type, out: &mut Vec<Ty>) {
         }
         Type::Struct(s) => program.structs[*s].fields.iter().for_each(|(_, t)| flatten_into(program, t, out)),
         Type::Extern(_) | Type::Plugin(_) | Type::Texture(_) => out.push(Ty::U32),
-        // Never and Error have no values to represent.
-        Type::Never | Type::Error => {}
+        // Never and Error have no values to represent; a Tensor is never a value.
+        Type::Tensor | Type::Never | Type::Error => {}
     }
 }
 
@@ -70,7 +70,7 @@ pub fn flat_len(program: &Program, ty: &Type) -> usize {
         Type::Tuple(elems) => elems.iter().map(|t| flat_len(program, t)).sum(),
         Type::Array(elem, n) => flat_len(program, elem) * *n as usize,
         Type::Struct(s) => program.structs[*s].fields.iter().map(|(_, t)| flat_len(program, t)).sum(),
-        Type::Never | Type::Error => 0,
+        Type::Tensor | Type::Never | Type::Error => 0,
     }
 }
 
@@ -96,6 +96,9 @@ pub enum Layout {
     },
     /// An extern handle, a plugin reference or a texture: one u32. The string is the type's name.
     Handle(String),
+    /// A `Tensor` param: no scalars; its data and shape are in buffers of their own
+    /// ([`crate::ParamLayout::buffers`]).
+    Tensor,
 }
 
 impl Layout {
@@ -116,6 +119,7 @@ impl Layout {
                 }
             }
             Type::Extern(_) | Type::Plugin(_) | Type::Texture(_) => Layout::Handle(program.show(ty)),
+            Type::Tensor => Layout::Tensor,
             Type::Never | Type::Error => Layout::Tuple(Vec::new()),
         }
     }
@@ -130,6 +134,7 @@ impl Layout {
             Layout::Tuple(elems) => elems.iter().map(Layout::len).sum(),
             Layout::Array(elem, n) => elem.len() * *n as usize,
             Layout::Struct { fields, .. } => fields.iter().map(|(_, l)| l.len()).sum(),
+            Layout::Tensor => 0,
         }
     }
 
@@ -188,6 +193,7 @@ impl Layout {
                     l.visit_scalars(&format!("{base}.{name}"), f);
                 }
             }
+            Layout::Tensor => {}
         }
     }
 
@@ -274,6 +280,7 @@ impl Layout {
                 name.clone(),
                 fields.iter().map(|(f, l)| (f.clone(), l.unflatten_at(bits, pos))).collect(),
             ),
+            Layout::Tensor => HostValue::Tuple(Vec::new()),
         }
     }
 
@@ -294,6 +301,7 @@ impl Layout {
             Layout::Tuple(elems) => format!("({})", elems.iter().map(Layout::describe).collect::<Vec<_>>().join(", ")),
             Layout::Array(elem, n) => format!("[{}; {n}]", elem.describe()),
             Layout::Struct { name, .. } | Layout::Handle(name) => name.clone(),
+            Layout::Tensor => "Tensor".into(),
         }
     }
 
@@ -526,6 +534,7 @@ impl ValueParser<'_> {
             }
             Layout::Vector(ty, n) => self.components(layout, *ty, *n as usize),
             Layout::Color => self.components(layout, Ty::F32, 3),
+            Layout::Tensor => Err("a tensor is not written as text".into()),
             Layout::Matrix(n) => {
                 let column = Layout::Vector(Ty::F32, *n);
                 let save = self.pos;

@@ -38,7 +38,7 @@ mod operators;
 mod stmt;
 
 pub use layout::{split_call, HostValue, Layout};
-pub use module::{lower_program, FnLayout, Lowered, ParamLayout, PluginLayout};
+pub use module::{lower_program, FnLayout, Lowered, ParamLayout, PluginLayout, TENSOR_BUFFERS};
 
 use drs_diagnostics::{SourceMap, Span};
 use drs_ir::FuncId;

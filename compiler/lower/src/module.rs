@@ -53,12 +53,22 @@ pub struct ParamLayout {
     pub name: String,
     /// The parameter's layout (a texture or plugin reference is one handle).
     pub layout: Layout,
-    /// `module.buffers` index of each scalar of `layout`, named `{Plugin}.{param}[{k}]`.
+    /// `module.buffers` index of each scalar of `layout`, named `{Plugin}.{param}[{k}]`. For a
+    /// `Tensor` ([`Layout::Tensor`]), the five buffers of [`TENSOR_BUFFERS`].
     pub buffers: Vec<u32>,
     /// The value of the default (for `Texture<T>`, the constant texture's `T` value).
     pub default: Option<HostValue>,
     pub no_diff: bool,
+    /// `@choice(..)`: the words a scene gives for this `u32` param, the value being the index.
+    pub choices: Vec<String>,
 }
+
+/// The buffers of a `Tensor` param `{Plugin}.{param}`, in [`ParamLayout::buffers`] order: the
+/// f32 data of every instance back to back (named `{Plugin}.{param}`), then per instance the
+/// offset of its first element and its three dimensions (height, width, channels; u32,
+/// named with these suffixes). Every instance has at least one element.
+pub const TENSOR_BUFFERS: [(&str, Ty); 5] =
+    [("", Ty::F32), (".offset", Ty::U32), (".shape[0]", Ty::U32), (".shape[1]", Ty::U32), (".shape[2]", Ty::U32)];
 
 /// How a function's arguments and result are flattened.
 #[derive(Clone, Debug, PartialEq)]
@@ -214,16 +224,29 @@ pub fn lower_program(program: &Program) -> Lowered {
             }
         }
     }
-    // One buffer per scalar of each plugin parameter.
+    // One buffer per scalar of each plugin parameter; a tensor's data and shape buffers.
     let mut plugins = Vec::new();
     for (p, def) in program.plugins.iter().enumerate() {
         let mut params = Vec::new();
         for (i, param) in def.params.iter().enumerate() {
             let layout = Layout::of(program, &param.ty);
+            let base = format!("{}.{}", plugin_names[p], param.name);
+            let decls: Vec<BufferDecl> = match layout {
+                Layout::Tensor => TENSOR_BUFFERS
+                    .iter()
+                    .map(|(suffix, ty)| BufferDecl { name: format!("{base}{suffix}"), elem: *ty })
+                    .collect(),
+                _ => layout
+                    .scalar_types()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, ty)| BufferDecl { name: format!("{base}[{k}]"), elem: ty })
+                    .collect(),
+            };
             let mut buffers = Vec::new();
-            for (k, ty) in layout.scalar_types().into_iter().enumerate() {
+            for decl in decls {
                 buffers.push(cx.buffers.len() as u32);
-                cx.buffers.push(BufferDecl { name: format!("{}.{}[{k}]", plugin_names[p], param.name), elem: ty });
+                cx.buffers.push(decl);
             }
             cx.param_buffers.insert((p, i), buffers.clone());
             params.push(ParamLayout {
@@ -232,6 +255,7 @@ pub fn lower_program(program: &Program) -> Lowered {
                 buffers,
                 default: None,
                 no_diff: param.no_diff,
+                choices: param.choices.clone(),
             });
         }
         plugins.push(PluginLayout { name: plugin_names[p].clone(), kind: def.kind, params });
@@ -414,7 +438,8 @@ fn ad_info(program: &Program, cx: &ModuleCx<'_>, planned: &[FnId]) -> drs_ad::Ad
     let mut buffers = vec![false; cx.buffers.len()];
     for ((p, i), ids) in &cx.param_buffers {
         let param = &program.plugins[*p].params[*i];
-        let differentiable = !param.no_diff && program.is_differentiable(&param.ty);
+        // A tensor's data (its f32 buffer) is differentiable, its offsets and shape are not.
+        let differentiable = !param.no_diff && (program.is_differentiable(&param.ty) || param.ty == Type::Tensor);
         for &b in ids {
             buffers[b as usize] = differentiable && cx.buffers[b as usize].elem == Ty::F32;
         }

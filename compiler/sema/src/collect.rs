@@ -197,7 +197,17 @@ fn plugin_kind(word: &ast::Ident, diagnostics: &mut Vec<Diagnostic>) -> Option<P
 
 /// Whether a type may be the type of a plugin `param`.
 pub(crate) fn is_param_type(ty: &Type) -> bool {
-    matches!(ty, Type::Scalar(_) | Type::Vector(..) | Type::Color | Type::Texture(_) | Type::Plugin(_) | Type::Error)
+    matches!(
+        ty,
+        Type::Scalar(_)
+            | Type::Vector(..)
+            | Type::Color
+            | Type::Matrix(_)
+            | Type::Texture(_)
+            | Type::Tensor
+            | Type::Plugin(_)
+            | Type::Error
+    )
 }
 
 impl Sema {
@@ -292,7 +302,7 @@ impl Sema {
                     self.error(duplicate(&param.name.name, param.name.span, *first));
                 }
                 seen.insert(param.name.name.clone(), param.name.span);
-                let no_diff = self.param_attributes(&param.attrs);
+                let no_diff = self.param_attributes(&param.attrs, "parameters accept only `@no_diff`");
                 let ty = match &param.ty {
                     Some(ty) => self.resolve_type(module, ty),
                     None => match owner {
@@ -404,17 +414,17 @@ impl Sema {
                     self.error(duplicate(&param.name.name, method_span, param.name.span));
                 }
                 seen.insert(param.name.name.clone(), param.name.span);
-                let no_diff = self.param_attributes(&param.attrs);
-                let ty = self.resolve_type(module, &param.ty);
+                let ty = self.resolve_param_type(module, &param.ty);
                 if !is_param_type(&ty) {
                     let shown = self.show(&ty);
                     self.error(
                         Diagnostic::new(Code::InvalidParamType, param.ty.span, format!("`{shown}` cannot be a plugin parameter"))
                             .with_label("not a parameter type")
-                            .with_help("parameters are scalars, vectors, Color, Texture<f32>, Texture<Color> or plugin references such as Bsdf"),
+                            .with_help("parameters are scalars, vectors, Color, mat3, mat4, Texture<f32>, Texture<Color>, Tensor or plugin references such as Bsdf"),
                     );
                 }
-                params.push(PluginParamDef { name: param.name.name.clone(), ty, no_diff, span: param.span });
+                let (no_diff, choices) = self.plugin_param_attributes(&param.attrs, &ty, param.ty.span);
+                params.push(PluginParamDef { name: param.name.name.clone(), ty, no_diff, span: param.span, choices });
             }
             self.program.plugins[p].params = params;
         }
@@ -461,8 +471,9 @@ impl Sema {
         }
     }
 
-    /// Checks `@no_diff` on a parameter; returns whether it is present.
-    fn param_attributes(&mut self, attrs: &[Attribute]) -> bool {
+    /// Checks `@no_diff` on a parameter; returns whether it is present. Other attributes are
+    /// reported with `why`.
+    fn param_attributes(&mut self, attrs: &[Attribute], why: &str) -> bool {
         let mut no_diff = false;
         for attr in attrs {
             match attr.name.name.as_str() {
@@ -478,10 +489,73 @@ impl Sema {
                         );
                     }
                 }
-                _ => self.error(misplaced_or_unknown(attr, "parameters accept only `@no_diff`")),
+                _ => self.error(misplaced_or_unknown(attr, why)),
             }
         }
         no_diff
+    }
+
+    /// Checks the attributes of a plugin `param` of type `ty`: `@no_diff` and `@choice(..)`.
+    /// Returns whether `@no_diff` is present and the choices.
+    fn plugin_param_attributes(&mut self, attrs: &[Attribute], ty: &Type, ty_span: Span) -> (bool, Vec<String>) {
+        let (others, choice_attrs): (Vec<Attribute>, Vec<Attribute>) =
+            attrs.iter().cloned().partition(|a| a.name.name != "choice");
+        let no_diff = self.param_attributes(&others, "plugin parameters accept only `@no_diff` and `@choice`");
+        let mut choices = Vec::new();
+        for (k, attr) in choice_attrs.iter().enumerate() {
+            if k > 0 {
+                self.error(duplicate_attr(attr));
+                continue;
+            }
+            if !matches!(ty, Type::Scalar(crate::types::Scalar::U32) | Type::Error) {
+                let shown = self.show(ty);
+                self.error(
+                    Diagnostic::new(Code::MisplacedAttribute, attr.span, "`@choice` is not allowed here")
+                        .with_label("`@choice` names the values of a `u32` parameter")
+                        .with_secondary(ty_span, format!("this parameter is `{shown}`")),
+                );
+                continue;
+            }
+            choices = self.choice_words(attr);
+        }
+        (no_diff, choices)
+    }
+
+    /// The words of `@choice(a, b, ..)`: at least one, each a plain name, all distinct.
+    fn choice_words(&mut self, attr: &Attribute) -> Vec<String> {
+        let mut words: Vec<String> = Vec::new();
+        let mut problem = None;
+        for arg in &attr.args {
+            match arg {
+                AttrArg::Path(path) if path.segments.len() == 1 => {
+                    let word = &path.segments[0].name;
+                    if words.contains(word) {
+                        problem = Some((path.span, format!("`{word}` is listed twice")));
+                    }
+                    words.push(word.clone());
+                }
+                AttrArg::Path(path) => problem = Some((path.span, format!("`{path}` is not a plain name"))),
+                AttrArg::Int(_, span) => problem = Some((*span, "a number is not a choice".to_string())),
+            }
+        }
+        if words.is_empty() && problem.is_none() {
+            problem = Some((attr.span, "no choices given".to_string()));
+        }
+        match problem {
+            Some((span, label)) => {
+                self.error(
+                    Diagnostic::new(
+                        Code::AttributeArguments,
+                        span,
+                        "`@choice` takes the distinct names a scene may give",
+                    )
+                    .with_label(label)
+                    .with_help("write the scene file's words in order, e.g. `@choice(repeat, mirror, clamp)`"),
+                );
+                Vec::new()
+            }
+            None => words,
+        }
     }
 
     fn check_item_attributes(&mut self) {
@@ -745,7 +819,7 @@ pub fn duplicate_attr(attr: &Attribute) -> Diagnostic {
         .with_label("remove this one")
 }
 
-const KNOWN_ATTRIBUTES: &[&str] = &["custom_fwd", "custom_bwd", "max_iters", "no_diff"];
+const KNOWN_ATTRIBUTES: &[&str] = &["choice", "custom_fwd", "custom_bwd", "max_iters", "no_diff"];
 
 pub fn misplaced_or_unknown(attr: &Attribute, why: &str) -> Diagnostic {
     if KNOWN_ATTRIBUTES.contains(&attr.name.name.as_str()) {

@@ -15,6 +15,9 @@ pub struct Sema {
     evaluating: HashSet<ConstId>,
 }
 
+/// The name of the tensor type (a plugin param type only).
+pub const TENSOR: &str = "Tensor";
+
 /// The largest array length accepted (keeps per-lane storage bounded).
 pub const MAX_ARRAY_LEN: u64 = 1 << 16;
 
@@ -61,9 +64,34 @@ impl Sema {
         }
     }
 
+    /// Resolves the type of a plugin `param`: any type, or `Tensor`, which is allowed nowhere
+    /// else.
+    pub fn resolve_param_type(&mut self, module: ModuleId, ty: &TypeExpr) -> Type {
+        match &ty.kind {
+            TypeExprKind::Named { path, args } if path.segments.len() == 1 && path.segments[0].name == TENSOR => {
+                if !args.is_empty() {
+                    self.error(
+                        Diagnostic::new(Code::UnknownType, ty.span, "`Tensor` takes no type arguments")
+                            .with_help("a tensor always holds f32 values: write `Tensor`"),
+                    );
+                }
+                Type::Tensor
+            }
+            _ => self.resolve_type(module, ty),
+        }
+    }
+
     fn resolve_named_type(&mut self, module: ModuleId, path: &ast::Path, args: &[TypeExpr], span: Span) -> Type {
         let name = &path.segments[0].name;
         if path.segments.len() == 1 {
+            if name == TENSOR {
+                self.error(
+                    Diagnostic::new(Code::InvalidTensorUse, span, "`Tensor` is only a plugin parameter type")
+                        .with_label("not allowed here")
+                        .with_help("declare the tensor as a plugin `param` and read it with `.at(i)` and `.shape(i)`"),
+                );
+                return Type::Error;
+            }
             if name == "Texture" {
                 let [arg] = args else {
                     self.error(
@@ -190,7 +218,9 @@ impl Sema {
         value.and_then(|v| u64::try_from(v).ok())
     }
 
-    fn eval_int(&mut self, module: ModuleId, expr: &ast::Expr) -> Option<i64> {
+    /// The value of an integer constant expression made of literals, constants and integer
+    /// operators, if it is one.
+    pub fn eval_int(&mut self, module: ModuleId, expr: &ast::Expr) -> Option<i64> {
         match &expr.kind {
             ExprKind::Lit(Lit::Int { value, .. }) => i64::try_from(*value).ok(),
             ExprKind::Path(path) => match self.lookup_path(module, path) {

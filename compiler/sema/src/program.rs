@@ -118,6 +118,9 @@ pub struct PluginParamDef {
     pub ty: Type,
     pub no_diff: bool,
     pub span: Span,
+    /// `@choice(a, b, ..)`: the words a scene file may give for this `u32` param; the value
+    /// is the word's position in the list.
+    pub choices: Vec<String>,
 }
 
 pub struct PluginDef {
@@ -160,6 +163,33 @@ pub struct LocalDef {
     pub span: Span,
 }
 
+/// The methods of a `Tensor` param (spec/types.md § Tensor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorMethod {
+    /// `t.shape(i) -> u32`: the size of dimension `i` (height, width, channels).
+    Shape,
+    /// `t.at(i) -> f32`: element `i` of the flat data, the index clamped to the last element.
+    At,
+}
+
+impl TensorMethod {
+    pub const ALL: [TensorMethod; 2] = [TensorMethod::Shape, TensorMethod::At];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TensorMethod::Shape => "shape",
+            TensorMethod::At => "at",
+        }
+    }
+
+    pub fn result(self) -> Type {
+        match self {
+            TensorMethod::Shape => Type::U32,
+            TensorMethod::At => Type::F32,
+        }
+    }
+}
+
 /// Facts about the expressions of one body, keyed by node id.
 #[derive(Default)]
 pub struct BodyInfo {
@@ -168,6 +198,8 @@ pub struct BodyInfo {
     pub resolutions: HashMap<NodeId, Resolution>,
     /// Method calls resolved to a function (struct, extern or plugin-interface methods).
     pub method_targets: HashMap<NodeId, FnId>,
+    /// Method calls on a `Tensor` param (whose receiver resolves to the param).
+    pub tensor_methods: HashMap<NodeId, TensorMethod>,
 }
 
 #[derive(Default)]

@@ -108,6 +108,9 @@ pub enum Type {
     Plugin(PluginKind),
     /// `Texture<f32>` or `Texture<Color>`.
     Texture(Box<Type>),
+    /// `Tensor`: the type of a plugin param holding an array of f32 with a shape (an image);
+    /// its values exist only inside the runtime's buffers, read through `.at(i)`/`.shape(i)`.
+    Tensor,
     /// The type of an expression that never produces a value (a block that always returns).
     Never,
     /// Stands for a type that could not be determined because of an earlier error; it is
@@ -197,6 +200,7 @@ impl<N: TypeNames + ?Sized> fmt::Display for Display<'_, N> {
             Type::Extern(id) => f.write_str(self.names.extern_name(*id)),
             Type::Plugin(kind) => f.write_str(kind.type_name()),
             Type::Texture(t) => write!(f, "Texture<{}>", show(t)),
+            Type::Tensor => f.write_str("Tensor"),
             Type::Never => f.write_str("!"),
             Type::Error => f.write_str("{error}"),
         }

@@ -184,3 +184,42 @@ fn footprint_weight(filter: &ReconstructionFilter, centre: f32) -> f32 {
     let count = ((centre + radius).floor() - first) as i64 + 1;
     (0..count.max(0)).map(|i| filter.eval(first + i as f32 - centre)).sum()
 }
+
+/// The transpose of splatting a sample at `pos` (ignoring the block's clipping, within the
+/// film): the sum over the film pixels in its filter footprint of `image`'s RGB times the
+/// filter weight. With `image` = the adjoint of a developed film divided by each pixel's weight
+/// sum, it is the adjoint of the sample's radiance (the weights do not depend on it).
+pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]) -> [f32; 3] {
+    let mut sum = [0.0f32; 3];
+    if !(pos[0].is_finite() && pos[1].is_finite()) {
+        return sum;
+    }
+    let channels = image.channel_count();
+    let mut add = |x: usize, y: usize, w: f32| {
+        let rgb = &image.data()[(y * image.width() as usize + x) * channels..][..3];
+        for (s, v) in sum.iter_mut().zip(rgb) {
+            *s += v * w;
+        }
+    };
+    if filter.is_box() {
+        let (x, y) = (pos[0].floor() as i64, pos[1].floor() as i64);
+        if (0..i64::from(image.width())).contains(&x) && (0..i64::from(image.height())).contains(&y) {
+            add(x as usize, y as usize, 1.0);
+        }
+        return sum;
+    }
+    let (centre_x, centre_y) = (pos[0] - 0.5, pos[1] - 0.5);
+    let radius = filter.radius();
+    let (Some(columns), Some(rows)) =
+        (footprint(centre_x, radius, image.width()), footprint(centre_y, radius, image.height()))
+    else {
+        return sum;
+    };
+    for y in rows {
+        let weight_y = filter.eval(y as f32 - centre_y);
+        for x in columns.clone() {
+            add(x, y, filter.eval(x as f32 - centre_x) * weight_y);
+        }
+    }
+    sum
+}

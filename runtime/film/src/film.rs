@@ -139,6 +139,11 @@ impl Film {
         Ok(())
     }
 
+    /// Each pixel's sum of filter weights, row by row: what [`develop`](Self::develop) divides by.
+    pub fn weights(&self) -> Vec<f32> {
+        self.data.chunks_exact(BASE_CHANNELS + self.aov_names.len()).map(|pixel| pixel[WEIGHT_CHANNEL]).collect()
+    }
+
     /// Sets every sum back to zero.
     pub fn clear(&mut self) {
         self.data.fill(0.0);

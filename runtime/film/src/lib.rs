@@ -20,7 +20,7 @@ mod sampler;
 mod save;
 mod tiles;
 
-pub use block::ImageBlock;
+pub use block::{gather, ImageBlock};
 pub use color::{linear_to_srgb, linear_to_srgb8, srgb_to_linear};
 pub use error::{FilmError, ImageError};
 pub use film::Film;

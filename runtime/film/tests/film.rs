@@ -247,3 +247,29 @@ fn clearing_resets_the_film() {
     film.clear();
     assert!(film.develop().data().iter().all(|&value| value == 0.0));
 }
+
+/// `gather` is the transpose of splatting: for a film holding one sample of radiance L at pos,
+/// Σ_p A_p · sum_p = L · gather(A, pos) for any image A (the film's sums, before develop).
+#[test]
+fn gather_is_the_transpose_of_splatting() {
+    let (width, height) = (9, 7);
+    let adjoint: Vec<f32> = (0..width * height * 3).map(|i| ((i * 37 % 11) as f32 - 5.0) * 0.1).collect();
+    let adjoint = drs_film::Image::from_rgb(width, height, adjoint).unwrap();
+    for filter in filters() {
+        for pos in [[4.3, 3.7], [0.2, 0.1], [8.9, 6.95], [4.5, 3.5]] {
+            let mut film = Film::new(width, height, filter, Vec::<String>::new()).unwrap();
+            let tile = Tile { x: 0, y: 0, width, height };
+            let mut block = film.create_block(tile);
+            block.put(pos, [1.0, 2.0, 3.0], &[]);
+            film.put_block(&block);
+            let weights = film.weights();
+            // The developed image times the weights gives back the sums.
+            let sums: Vec<f32> = film.develop().data().iter().enumerate().map(|(i, v)| v * weights[i / 3]).collect();
+            let lhs: f32 = sums.iter().zip(adjoint.data()).map(|(s, a)| s * a).sum();
+            let g = drs_film::gather(&filter, &adjoint, pos);
+            let rhs = g[0] * 1.0 + g[1] * 2.0 + g[2] * 3.0;
+            assert!((lhs - rhs).abs() <= 1e-5 * (1.0 + lhs.abs()), "{} at {pos:?}: {lhs} vs {rhs}", filter.name());
+            assert!(g.iter().any(|&v| v != 0.0), "{} at {pos:?}: the footprint is empty", filter.name());
+        }
+    }
+}

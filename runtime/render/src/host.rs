@@ -187,6 +187,15 @@ pub(crate) fn bind(
                 out[0] = x.to_bits();
                 out[1] = y.to_bits();
             }),
+            "Sampler::clone" => externs.bind(name, |args, out| {
+                out[0] = with_streams(|st| match st.get(args[0] as usize).cloned() {
+                    Some(copy) => {
+                        st.push(copy);
+                        st.len() as u32 - 1
+                    }
+                    None => args[0],
+                });
+            }),
             "Scene::intersect" => {
                 let order = field_order(program, name, &SI_FIELDS)?;
                 externs.bind(name, move |args, out| put(out, &order, &surface_interaction(&s, &args[1..])))

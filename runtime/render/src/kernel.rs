@@ -1,5 +1,6 @@
-//! A scene's compiled kernel: the linked module, optimised and compiled through the kernel
-//! cache, with its host functions bound and the order of its parameter buffers.
+//! A scene's compiled kernels: the linked module (the integrator's `sample`, or its reverse-mode
+//! derivative for gradients), optimised and compiled through the kernel cache, with its host
+//! functions bound and the order of its parameter buffers.
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use drs_ir::FuncId;
 use drs_opt::OptLevel;
 
 use crate::error::RenderError;
+use crate::link::EntryMode;
 use crate::scene::Scene;
 
 pub struct Kernel {
@@ -15,16 +17,23 @@ pub struct Kernel {
     pub(crate) externs: Externs,
     /// The names of the module's buffers, in order.
     pub(crate) buffers: Vec<String>,
-    /// The entry function, the integrator's `sample`: (instance, scene, sampler, ray) -> (colour, valid).
+    /// The entry function. Primal: the integrator's `sample`, (instance, scene, sampler, ray)
+    /// -> (colour, valid). Backward: `bwd_diff(sample)`, the same arguments and the adjoint of
+    /// the result.
     pub(crate) entry: FuncId,
 }
 
 impl Scene {
-    /// The kernel for `lanes` SIMD lanes, linked and compiled on first use (and found in the
-    /// kernel cache when another scene with the same plugin types made it before).
+    /// The rendering kernel for `lanes` SIMD lanes, linked and compiled on first use (and found
+    /// in the kernel cache when another scene with the same plugin types made it before).
     pub fn kernel(&self, lanes: Lanes) -> Result<Arc<Kernel>, RenderError> {
+        self.kernel_for(lanes, EntryMode::Primal)
+    }
+
+    /// The kernel of `mode` (rendering, or the reverse pass of gradients).
+    pub fn kernel_for(&self, lanes: Lanes, mode: EntryMode) -> Result<Arc<Kernel>, RenderError> {
         let mut kernels = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = kernels.get(&lanes) {
+        if let Some(k) = kernels.get(&(lanes, mode)) {
             return Ok(k.clone());
         }
         let program = self.library.program();
@@ -34,7 +43,8 @@ impl Scene {
             .methods
             .get("sample")
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `sample` method", def.name)))?;
-        let linked = crate::link::link(program, &self.types, sample).map_err(|e| RenderError::Link(e.to_string()))?;
+        let linked = crate::link::link(program, &self.types, self.nesting, sample, mode)
+            .map_err(|e| RenderError::Link(e.to_string()))?;
         let module = drs_opt::prepare_for_backend(&linked.module, OptLevel::Default);
         let entry = FuncId(0);
         // The integrator instance and the scene are the same in every lane.
@@ -46,7 +56,7 @@ impl Scene {
             .map_err(|e| RenderError::Link(e.to_string()))?;
         let kernel =
             Arc::new(Kernel { jit, externs, buffers: module.buffers.iter().map(|b| b.name.clone()).collect(), entry });
-        kernels.insert(lanes, kernel.clone());
+        kernels.insert((lanes, mode), kernel.clone());
         Ok(kernel)
     }
 }

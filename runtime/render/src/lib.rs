@@ -6,9 +6,12 @@
 //!   instances whose parameter values live in buffers ([`ParamStore`], `params.rs`), the
 //!   camera (`sensor.rs`), film and sampler.
 //! - `link.rs`: the scene's integrator and plugin types linked into one kernel (dispatch on
-//!   handles, host derivatives); `kernel.rs` compiles it through the kernel cache and binds
+//!   handles, host derivatives; plugins nested in plugins of their kind unrolled to a bounded
+//!   depth by `nesting.rs`); `kernel.rs` compiles it through the kernel cache and binds
 //!   the host functions of `host.rs` (ray tracing, emitter selection, sample streams).
 //! - `render.rs`: the render loop, tiles in parallel, deterministic for a seed.
+//! - `gradient.rs`: the reverse pass, [`Scene::backward`]: parameter gradients from the adjoint
+//!   of the image; `optimize.rs`: losses ([`Loss`]) and optimisers ([`Optimizer`]).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -23,10 +26,14 @@
 //! ```
 
 mod error;
+mod gradient;
 mod host;
+mod image_tensor;
 mod kernel;
 mod library;
 pub mod link;
+mod nesting;
+mod optimize;
 mod params;
 mod render;
 mod scene;
@@ -36,9 +43,12 @@ pub use drs_cranelift::Lanes;
 pub use drs_film::Image;
 pub use drs_scene::{Definitions, SceneError};
 pub use error::RenderError;
+pub use gradient::Gradients;
 pub use kernel::Kernel;
 pub use library::{LibraryError, LibraryOptions, PluginLibrary};
-pub use params::{ParamError, ParamInfo, ParamStore};
+pub use link::EntryMode;
+pub use optimize::{Loss, LossError, Method, Optimizer};
+pub use params::{ParamError, ParamInfo, ParamStore, TensorValue};
 pub use render::RenderOptions;
 pub use scene::{FilmDesc, Scene, SceneGeometry};
 pub use sensor::{FovAxis, PerspectiveCamera};

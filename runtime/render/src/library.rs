@@ -17,6 +17,26 @@ const STDLIB_PLUGIN_DIRS: [&str; 4] = ["bsdfs", "emitters", "textures", "integra
 /// The emitter param the runtime fills with the index of the emitter's shape.
 pub const SHAPE_PARAM: &str = "shape";
 
+/// The `bool` param that keeps the runtime from sRGB-decoding the plugin's image files
+/// (Mitsuba's `raw`).
+pub const RAW_PARAM: &str = "raw";
+
+/// The scene parameter naming the image file of `Tensor` param `param`: `filename` for `data`
+/// (Mitsuba's convention for bitmaps), else the param's own name.
+pub fn tensor_file_param(param: &str) -> &str {
+    if param == "data" {
+        "filename"
+    } else {
+        param
+    }
+}
+
+/// Plugin-reference params that a scene may leave out, as (kind, plugin, param): they then
+/// hold the null handle, which the plugin recognises by its empty `flags()`. The language
+/// cannot declare an optional reference (a reference param has no default), so the runtime
+/// lists them here. Mitsuba's `twosided` takes one BSDF for both sides or one per side.
+pub const OPTIONAL_REFERENCES: [(PluginKind, &str, &str); 1] = [(PluginKind::Bsdf, "twosided", "brdf_1")];
+
 /// Where plugins come from.
 #[derive(Clone, Debug, Default)]
 pub struct LibraryOptions {
@@ -151,6 +171,8 @@ pub fn param_kind(layout: &Layout) -> Option<ParamKind> {
         Layout::Scalar(Ty::Bool) => ParamKind::Boolean,
         Layout::Vector(Ty::F32, 3) => ParamKind::Vector,
         Layout::Color => ParamKind::Color,
+        Layout::Matrix(3 | 4) => ParamKind::Transform,
+        Layout::Tensor => ParamKind::Filename,
         Layout::Handle(name) => match name.as_str() {
             "Texture<Color>" => ParamKind::ColorTexture,
             "Texture<f32>" => ParamKind::FloatTexture,
@@ -166,15 +188,35 @@ pub fn param_kind(layout: &Layout) -> Option<ParamKind> {
 }
 
 /// The schema of a `.drs` plugin: one scene parameter per param that a scene file can give
-/// (with the param's default); params it cannot give keep their defaults.
+/// (with the param's default); params it cannot give keep their defaults. Plugin-reference
+/// params also take nested objects of their category without a matching name (one child slot
+/// per category, as many as there are such params): Mitsuba passes the BSDFs of `twosided`,
+/// `blendbsdf` and `mask` this way, and the scene fills the params in declaration order.
 fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: PluginKind) -> PluginSchema {
     let mut schema = PluginSchema::new(category, name);
+    let mut slots: Vec<(Category, usize)> = Vec::new();
+    for param in params {
+        if let Some(ParamKind::Object(c)) = param_kind(&param.layout) {
+            match slots.iter_mut().find(|(s, _)| *s == c) {
+                Some((_, n)) => *n += 1,
+                None => slots.push((c, 1)),
+            }
+        }
+    }
+    for (c, n) in slots {
+        schema = schema.slot(c, Some(n));
+    }
     for param in params {
         if kind == PluginKind::Emitter && param.name == SHAPE_PARAM {
             continue;
         }
         let Some(param_kind) = param_kind(&param.layout) else { continue };
-        let mut p = ParamSchema::new(param.name.clone(), param_kind.clone());
+        if !param.choices.is_empty() {
+            schema = schema.param(choice_schema(param));
+            continue;
+        }
+        let scene_name = if param.layout == Layout::Tensor { tensor_file_param(&param.name) } else { &param.name };
+        let mut p = ParamSchema::new(scene_name, param_kind.clone());
         match (&param_kind, &param.layout) {
             (ParamKind::Integer, Layout::Scalar(drs_ir::Ty::I32)) => p = p.range(Range::i32()),
             (ParamKind::Integer, _) => p = p.range(Range::u32()),
@@ -183,12 +225,36 @@ fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: P
         let is_vector = param_kind == ParamKind::Vector;
         p = match param.default.as_ref().and_then(|d| scene_value(d, is_vector)) {
             Some(value) => p.default(value),
-            None if param.default.is_none() => p.required(),
+            // A reference param may come from an unnamed nested object, matched when the scene
+            // is built (which reports a missing one).
+            None if param.default.is_none() && !matches!(param_kind, ParamKind::Object(_)) => p.required(),
             None => p,
         };
         schema = schema.param(p);
     }
     schema
+}
+
+/// A `@choice` param: a `<string>` with the words as choices, its default the word at the
+/// default's position.
+fn choice_schema(param: &ParamLayout) -> ParamSchema {
+    let words: Vec<&str> = param.choices.iter().map(String::as_str).collect();
+    let p = ParamSchema::new(param.name.clone(), ParamKind::String).choices(&words);
+    let default_word = match param.default {
+        Some(HostValue::U32(i)) => words.get(i as usize),
+        _ => None,
+    };
+    // Without a default, or with one that is no position in the list (a constant the checker
+    // could not evaluate), the scene must give the word.
+    match default_word {
+        Some(word) => p.default(Value::String(word.to_string())),
+        None => p.required(),
+    }
+}
+
+/// Whether `param` of the plugin `kind` `name` is in [`OPTIONAL_REFERENCES`].
+pub fn is_optional_reference(kind: PluginKind, name: &str, param: &str) -> bool {
+    OPTIONAL_REFERENCES.iter().any(|&(k, n, p)| k == kind && n == name && p == param)
 }
 
 /// A param default as a scene value (a `<vector>` or else an `<rgb>` for three floats).

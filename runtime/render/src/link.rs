@@ -40,9 +40,10 @@ pub fn handle(tag: u32, instance: u32) -> u32 {
 }
 
 /// The host functions the runtime provides to kernels (`stdlib/runtime.drs`).
-pub const HOST_FUNCTIONS: [&str; 10] = [
+pub const HOST_FUNCTIONS: [&str; 11] = [
     "Sampler::next_1d",
     "Sampler::next_2d",
+    "Sampler::clone",
     "Scene::intersect",
     "Scene::ray_test",
     "Scene::sample_emitter",
@@ -73,9 +74,27 @@ pub struct Linked {
 /// The plugin types a scene uses: per kind, in tag order.
 pub type LinkedTypes = Vec<(PluginKind, Vec<PluginId>)>;
 
-/// Links `entry` (a function of `program`, typically an integrator's `sample`) with the plugin
-/// types in `types`.
-pub fn link(program: &LoweredProgram, types: &LinkedTypes, entry: FnId) -> Result<Linked, LinkError> {
+/// What the kernel's entry point computes from the linked function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryMode {
+    /// The function itself.
+    Primal,
+    /// Its reverse-mode derivative `bwd_diff(f)` (or its custom adjoint): the primal
+    /// arguments and the adjoint of the result in, parameter gradients scatter-added into the
+    /// `.grad` buffers.
+    Backward,
+}
+
+/// Links `entry` (a function of `program`, typically an integrator's `sample`), or its
+/// derivative, with the plugin types in `types`; `max_nesting` is how deep plugin instances
+/// nest in instances of their own kind (`nesting.rs`).
+pub fn link(
+    program: &LoweredProgram,
+    types: &LinkedTypes,
+    max_nesting: usize,
+    entry: FnId,
+    mode: EntryMode,
+) -> Result<Linked, LinkError> {
     let mut linker = Linker {
         program,
         types,
@@ -83,9 +102,21 @@ pub fn link(program: &LoweredProgram, types: &LinkedTypes, entry: FnId) -> Resul
         ad: program.lowered.ad.clone(),
         replacements: HashMap::new(),
     };
-    let entry = linker.function_of(entry)?;
+    let path = program.program.fn_path(entry);
+    let mut entry = linker.function_of(entry)?;
+    if mode == EntryMode::Backward {
+        entry = match linker.ad.functions[entry.0 as usize].custom_bwd {
+            // The adjoint itself: differentiating a call of the entry would first run the
+            // primal, whose effects (random numbers drawn) the adjoint must not see.
+            Some(custom) if !custom.drop_instance => custom.func,
+            Some(custom) => linker.without_instance(custom.func),
+            None => Differentiator::new(&mut linker.module, &mut linker.ad)
+                .derivative(entry, Mode::Bwd)
+                .map_err(|err| LinkError::Derivative(format!("reverse mode of `{path}`: {err}")))?,
+        };
+    }
     let order = linker.resolve_reachable(entry)?;
-    Ok(Linked { module: prune(&linker.module, &order) })
+    Ok(Linked { module: crate::nesting::unroll_cycles(prune(&linker.module, &order), max_nesting) })
 }
 
 struct Linker<'a> {
@@ -211,6 +242,22 @@ impl Linker<'_> {
         };
         self.replacements.insert(e, g);
         Ok(Some(g))
+    }
+
+    /// A function that takes a plugin instance first and calls `f` with the other arguments
+    /// (a plugin method's custom adjoint that is a free function).
+    fn without_instance(&mut self, f: FuncId) -> FuncId {
+        let callee = self.module.function(f).clone();
+        let mut caller = Function::new(format!("{} (instance dropped)", callee.name));
+        caller.add_param("instance", Ty::U32);
+        let params: Vec<_> =
+            callee.params.iter().map(|p| caller.add_param(p.name.clone(), callee.ty(p.value))).collect();
+        caller.result_types = callee.result_types.clone();
+        let signatures = Signatures::of(&self.module);
+        let mut b = Builder::new(&mut caller, &signatures);
+        let results = b.call(f, params);
+        b.finish(results);
+        self.add_function(caller)
     }
 
     /// Adds a linker-made function; every argument is a tangent parameter, so its derivatives

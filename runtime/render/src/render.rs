@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use drs_cranelift::{Buffer, Lanes};
-use drs_film::{Film, Image, ImageBlock, Sampler, TileOrder};
+use drs_film::{Film, Image, ImageBlock, Sampler, Tile, TileOrder};
 use drs_geometry::math::Vec2;
 
 use crate::error::RenderError;
@@ -16,10 +16,10 @@ use crate::host::with_streams;
 use crate::scene::Scene;
 
 /// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
-const BATCH: usize = 256;
-const TILE_SIZE: u32 = 32;
+pub(crate) const BATCH: usize = 256;
+pub(crate) const TILE_SIZE: u32 = 32;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
-const ARGS: usize = 11;
+pub(crate) const ARGS: usize = 11;
 /// Kernel results per lane: colour and the valid flag.
 const RESULTS: usize = 4;
 
@@ -48,19 +48,9 @@ impl Scene {
         let kernel = self.kernel(options.lanes)?;
         let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
         let buffers: Vec<Buffer> = kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
-        let base = self.sampler();
-        let spp = options.spp.unwrap_or(base.sample_count());
-        let seed = options.seed.unwrap_or(base.seed());
-        let sampler = match base.kind() {
-            drs_film::SamplerKind::Independent => Sampler::independent(spp, seed),
-            drs_film::SamplerKind::Stratified { jitter } => Sampler::stratified(spp, seed, jitter),
-        }
-        .map_err(|e| RenderError::Film(e.to_string()))?;
+        let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
-
-        let film_desc = self.film();
-        let mut film = Film::new(film_desc.width, film_desc.height, film_desc.filter, Vec::<String>::new())
-            .map_err(|e| RenderError::Film(e.to_string()))?;
+        let mut film = self.new_film()?;
         let tiles = film.tiles(TILE_SIZE, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
         let done = AtomicU64::new(0);
         let total = tiles.len() as u64;
@@ -76,15 +66,40 @@ impl Scene {
             }
             Ok(())
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(options.threads.unwrap_or(0))
-            .build()
-            .map_err(|e| RenderError::Kernel(format!("cannot start the worker threads: {e}")))?;
+        let pool = Scene::thread_pool(options)?;
         pool.install(|| film.render_tiles(&tiles, render_tile))?;
         Ok(film.develop())
     }
 
-    /// Runs every sample of the block's tile through `run(n, args, results)`.
+    /// The sample generator of a pass: the scene's sampler with the options' count and seed.
+    pub(crate) fn sample_generator(&self, options: &RenderOptions) -> Result<Sampler, RenderError> {
+        let base = self.sampler();
+        let spp = options.spp.unwrap_or(base.sample_count());
+        let seed = options.seed.unwrap_or(base.seed());
+        match base.kind() {
+            drs_film::SamplerKind::Independent => Sampler::independent(spp, seed),
+            drs_film::SamplerKind::Stratified { jitter } => Sampler::stratified(spp, seed, jitter),
+        }
+        .map_err(|e| RenderError::Film(e.to_string()))
+    }
+
+    /// An empty film of the scene's size and filter.
+    pub(crate) fn new_film(&self) -> Result<Film, RenderError> {
+        let film = self.film();
+        Film::new(film.width, film.height, film.filter, Vec::<String>::new())
+            .map_err(|e| RenderError::Film(e.to_string()))
+    }
+
+    /// The worker pool of a pass.
+    pub(crate) fn thread_pool(options: &RenderOptions) -> Result<rayon::ThreadPool, RenderError> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads.unwrap_or(0))
+            .build()
+            .map_err(|e| RenderError::Kernel(format!("cannot start the worker threads: {e}")))
+    }
+
+    /// Runs every sample of the block's tile through `run(n, args, results)` and splats the
+    /// resulting colours into the block.
     fn render_block(
         &self,
         block: &mut ImageBlock,
@@ -92,17 +107,38 @@ impl Scene {
         spp: u32,
         run: impl Fn(usize, &[u32], &mut [u32]) -> Result<(), RenderError>,
     ) -> Result<(), RenderError> {
-        let tile = block.tile();
+        let mut results = vec![0u32; RESULTS * BATCH];
+        self.for_each_batch(block.tile(), sampler, spp, |n, args, positions| {
+            let results = &mut results[..RESULTS * n];
+            run(n, args, results)?;
+            for (lane, &pos) in positions.iter().enumerate() {
+                let rgb = [0, 1, 2].map(|c| f32::from_bits(results[c * n + lane]));
+                block.put(pos, rgb, &[]);
+            }
+            Ok(())
+        })
+    }
+
+    /// Prepares the samples of `tile` in batches of at most [`BATCH`] lanes and hands each to
+    /// `batch(n, args, positions)`: the kernel's primal arguments ([`ARGS`] per lane,
+    /// parameter-major: `args[p * n + lane]`) and each sample's film position. The lanes'
+    /// sample streams are in this thread's table, the camera sample already drawn from them.
+    pub(crate) fn for_each_batch(
+        &self,
+        tile: Tile,
+        sampler: &Sampler,
+        spp: u32,
+        mut batch: impl FnMut(usize, &[u32], &[[f32; 2]]) -> Result<(), RenderError>,
+    ) -> Result<(), RenderError> {
         let pixels: Vec<(u32, u32)> = tile.pixels().collect();
         let total = pixels.len() * spp as usize;
         let (width, height) = (self.film.width, self.film.height);
         let instance = self.integrator.1;
         let mut args = vec![0u32; ARGS * BATCH];
-        let mut results = vec![0u32; RESULTS * BATCH];
         let mut positions = vec![[0f32; 2]; BATCH];
         for start in (0..total).step_by(BATCH) {
             let n = BATCH.min(total - start);
-            let (args, results) = (&mut args[..ARGS * n], &mut results[..RESULTS * n]);
+            let args = &mut args[..ARGS * n];
             with_streams(|streams| {
                 streams.clear();
                 for lane in 0..n {
@@ -132,11 +168,7 @@ impl Scene {
                     streams.push(stream);
                 }
             });
-            run(n, args, results)?;
-            for (lane, &pos) in positions[..n].iter().enumerate() {
-                let rgb = [0, 1, 2].map(|c| f32::from_bits(results[c * n + lane]));
-                block.put(pos, rgb, &[]);
-            }
+            batch(n, args, &positions[..n])?;
         }
         Ok(())
     }

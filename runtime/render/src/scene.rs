@@ -14,10 +14,11 @@ use drs_scene::{Category, Definitions, Object, ObjectId, SceneDesc, SceneError, 
 use drs_sema::program::PluginId;
 use drs_sema::types::PluginKind;
 
+use crate::image_tensor::load_image_tensor;
 use crate::kernel::Kernel;
-use crate::library::{PluginLibrary, SHAPE_PARAM};
+use crate::library::{tensor_file_param, PluginLibrary, RAW_PARAM, SHAPE_PARAM};
 use crate::link::{handle, LinkedTypes, MAX_INSTANCES, NULL_HANDLE};
-use crate::params::{ParamInfo, ParamStore};
+use crate::params::{ParamInfo, ParamStore, TensorBuffers};
 use crate::sensor::{default_fov_degrees, FovAxis, PerspectiveCamera};
 
 /// What the host functions of a kernel need: the geometry and which BSDF and emitter
@@ -45,12 +46,14 @@ pub struct Scene {
     pub(crate) library: Arc<PluginLibrary>,
     pub(crate) geometry: Arc<SceneGeometry>,
     pub(crate) types: LinkedTypes,
+    /// How deep plugin instances nest in instances of their own kind (for the linker).
+    pub(crate) nesting: usize,
     pub(crate) params: ParamStore,
     pub(crate) integrator: (PluginId, u32),
     pub(crate) camera: PerspectiveCamera,
     pub(crate) film: FilmDesc,
     pub(crate) sampler: Sampler,
-    pub(crate) kernels: Mutex<HashMap<drs_cranelift::Lanes, Arc<Kernel>>>,
+    pub(crate) kernels: Mutex<HashMap<(drs_cranelift::Lanes, crate::link::EntryMode), Arc<Kernel>>>,
 }
 
 impl Scene {
@@ -76,6 +79,19 @@ impl Scene {
     }
 
     /// Builds a scene from a validated description (from a file or [`drs_scene::SceneBuilder`]).
+    /// Like [`load_file`](Self::load_file), with the scene's integrator replaced by one of type
+    /// `integrator` (see [`SceneDesc::replace_integrator`]), e.g. `prb` for gradients.
+    pub fn load_file_with_integrator(
+        path: impl AsRef<Path>,
+        definitions: &Definitions,
+        library: Arc<PluginLibrary>,
+        integrator: &str,
+    ) -> Result<Scene, Vec<SceneError>> {
+        let mut desc = drs_scene::load_file(path, definitions, library.schema())?;
+        desc.replace_integrator(integrator, library.schema()).map_err(|e| vec![e])?;
+        Scene::from_desc(&desc, library).map_err(|e| vec![e])
+    }
+
     pub fn from_desc(desc: &SceneDesc, library: Arc<PluginLibrary>) -> Result<Scene, SceneError> {
         SceneBuild::new(desc, &library).build(library.clone())
     }
@@ -117,6 +133,8 @@ struct SceneBuild<'a> {
     params: ParamStore,
     /// Handles of objects already instantiated (referenced objects are shared).
     handles: HashMap<ObjectId, u32>,
+    /// How deep each instantiated object nests objects of its own category.
+    nesting: HashMap<ObjectId, usize>,
     /// The default BSDF of shapes without one, made on first use.
     default_bsdf: Option<u32>,
 }
@@ -136,6 +154,7 @@ impl<'a> SceneBuild<'a> {
             counts: HashMap::new(),
             params: ParamStore::default(),
             handles: HashMap::new(),
+            nesting: HashMap::new(),
             default_bsdf: None,
         }
     }
@@ -198,6 +217,7 @@ impl<'a> SceneBuild<'a> {
         Ok(Scene {
             library,
             geometry: Arc::new(SceneGeometry { geometry, shape_bsdfs, shape_emitters, emitters, environment }),
+            nesting: self.nesting.values().copied().max().unwrap_or(0),
             types: self.types,
             params: self.params,
             integrator: (integrator_plugin, integrator & (MAX_INSTANCES - 1)),
@@ -277,11 +297,40 @@ impl<'a> SceneBuild<'a> {
         let p = self.plugin(object, kind, object.plugin())?;
         let (h, instance) = self.new_instance(object, p)?;
         let layouts = self.library.program().lowered.plugins[p].params.clone();
+        // Nested objects without a param's name fill the reference params the scene does not
+        // name, in declaration order (the schema gives such params child slots).
+        let mut nested: Vec<(Category, ObjectId)> =
+            object.all_children().iter().map(|c| (c.category, c.object)).collect();
+        let mut depth = 0;
         for param in &layouts {
-            let value = self.property_value(object, kind, &param.name);
+            let mut value = self.property_value(object, kind, &param.name);
+            let category = crate::library::param_kind(&param.layout).and_then(|k| match k {
+                drs_scene::ParamKind::Object(c) => Some(c),
+                _ => None,
+            });
+            if let (None, Some(category)) = (&value, category) {
+                if let Some(i) = nested.iter().position(|(c, _)| *c == category) {
+                    value = Some(Value::Object(nested.remove(i).1));
+                } else if crate::library::is_optional_reference(kind, object.plugin(), &param.name) {
+                    let buffers = self.buffer_names(param);
+                    self.params.write(&buffers, instance, &[NULL_HANDLE]);
+                    continue;
+                }
+            }
+            let same_kind = match &value {
+                Some(Value::Object(child)) if self.desc[*child].category() == object.category() => Some(*child),
+                _ => None,
+            };
             self.set_param(object, p, instance, param, value, key, context.as_ref())?;
+            if let Some(child) = same_kind {
+                depth = depth.max(1 + self.nesting.get(&child).copied().unwrap_or(0));
+            }
+        }
+        if let Some((category, _)) = nested.first() {
+            return Err(error(object, format!("too many nested <{category}> objects: each fills a parameter")));
         }
         self.handles.insert(id, h);
+        self.nesting.insert(id, depth);
         Ok(h)
     }
 
@@ -320,6 +369,22 @@ impl<'a> SceneBuild<'a> {
             self.params.write(&buffers, instance, &[shape]);
             return Ok(());
         }
+        if param.layout == Layout::Tensor {
+            return self.set_tensor_param(object, instance, param, buffers, param_key);
+        }
+        // A `@choice` param's word (the validator checked it) is its position in the list.
+        let value = match value {
+            Some(Value::String(word)) if !param.choices.is_empty() => {
+                let index = param.choices.iter().position(|c| c.eq_ignore_ascii_case(&word)).ok_or_else(|| {
+                    error(
+                        object,
+                        format!("parameter \"{}\": \"{word}\" is not one of {}", param.name, param.choices.join(", ")),
+                    )
+                })?;
+                Some(Value::Integer(index as i64))
+            }
+            value => value,
+        };
         let bits = match &param.layout {
             Layout::Handle(type_name) => {
                 let h = self.handle_value(object, type_name, value, param.default.as_ref(), &param_key, &param.name)?;
@@ -357,12 +422,53 @@ impl<'a> SceneBuild<'a> {
                     differentiable: !param.no_diff && layout.scalar_types().contains(&Ty::F32),
                     buffers: buffers.clone(),
                     instance,
+                    tensor: None,
                 });
                 bits
             }
         };
         self.params.write(&buffers, instance, &bits);
         Ok(())
+    }
+
+    /// A `Tensor` param: the image file the scene names, sRGB-decoded unless the object's
+    /// `raw` is true (spec/plugins.md § How scenes use plugins).
+    fn set_tensor_param(
+        &mut self,
+        object: &Object,
+        instance: u32,
+        param: &drs_lower::ParamLayout,
+        buffers: Vec<String>,
+        key: String,
+    ) -> Result<(), SceneError> {
+        let file_param = tensor_file_param(&param.name);
+        let path = object.filename(file_param).ok_or_else(|| {
+            error(
+                object,
+                format!(
+                    "parameter \"{}\" (Tensor) needs an image file: <string name=\"{file_param}\" value=\"..\"/>",
+                    param.name
+                ),
+            )
+        })?;
+        let raw = object.boolean(RAW_PARAM).unwrap_or(false);
+        let value = load_image_tensor(path, raw).map_err(|message| {
+            let location = object.property(file_param).and_then(|p| p.location.clone());
+            let mut e = SceneError::new(location.or_else(|| object.location().cloned()), message);
+            e.element_path = Some(object.path().to_owned());
+            e
+        })?;
+        let [data, offset, s0, s1, s2]: [String; 5] =
+            buffers.try_into().map_err(|_| error(object, "a Tensor param without its five buffers"))?;
+        let info = ParamInfo {
+            key,
+            layout: Layout::Tensor,
+            differentiable: !param.no_diff,
+            buffers: vec![data],
+            instance,
+            tensor: Some(TensorBuffers { offset, shape: [s0, s1, s2] }),
+        };
+        self.params.add_tensor(info, &value).map_err(|e| error(object, e.to_string()))
     }
 
     /// The names of the buffers that hold `param`'s scalars.
@@ -421,6 +527,7 @@ impl<'a> SceneBuild<'a> {
             differentiable: !value_param.no_diff,
             buffers,
             instance,
+            tensor: None,
         });
         Ok(h)
     }
@@ -487,6 +594,15 @@ fn host_value(layout: &Layout, value: &Value) -> Option<HostValue> {
         (Layout::Vector(Ty::F32, 3), Value::Point(v) | Value::Vector(v) | Value::Rgb(v)) => triple(*v),
         (Layout::Color, Value::Rgb(v)) => triple(*v),
         (Layout::Color, Value::Spectrum(x) | Value::Float(x)) => triple([*x; 3]),
+        // Columns of the 4x4 matrix, or of its 2-D homogeneous part (rows and columns 0, 1, 3:
+        // Mitsuba's `Transform4f::extract()`, as a bitmap's `to_uv` uses it).
+        (Layout::Matrix(n @ (3 | 4)), Value::Transform(t)) => {
+            let rows = t.rows();
+            let keep: &[usize] = if *n == 4 { &[0, 1, 2, 3] } else { &[0, 1, 3] };
+            HostValue::List(
+                keep.iter().map(|&c| HostValue::List(keep.iter().map(|&r| f(rows[r][c])).collect())).collect(),
+            )
+        }
         _ => return None,
     })
 }

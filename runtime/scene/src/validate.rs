@@ -468,3 +468,57 @@ impl<'a> ObjectValidator<'a> {
         }
     }
 }
+
+impl SceneDesc {
+    /// Makes the scene's integrator a `plugin` (as Mitsuba users swap `path` for `prb` to take
+    /// gradients): the properties the scene gave explicitly that `plugin` also has are kept
+    /// (checked again), the others take `plugin`'s defaults. A scene without an integrator
+    /// gets one.
+    pub fn replace_integrator(&mut self, plugin: &str, schema: &Schema) -> Result<(), SceneError> {
+        let plugin_schema = schema
+            .get(Category::Integrator, plugin)
+            .ok_or_else(|| SceneError::new(None, format!("unknown integrator type \"{plugin}\"")))?;
+        let root = self.root_id();
+        let old = self.root().child(Category::Integrator).map(|id| self.objects[id.index()].clone());
+        let mut properties = Vec::new();
+        for param in &plugin_schema.params {
+            let given = old.as_ref().and_then(|o| o.property(param.name.as_str())).filter(|p| p.location.is_some());
+            let value = match given {
+                Some(property) => Some(convert(&param.kind, property.value.clone(), |_| None).ok_or_else(|| {
+                    SceneError::new(
+                        property.location.clone(),
+                        format!("integrator \"{plugin}\": \"{}\" must be {}", param.name, param.kind.describe()),
+                    )
+                })?),
+                None => param.default.clone().and_then(|d| convert(&param.kind, d, |_| None)),
+            };
+            if let Some(value) = value {
+                let location = given.and_then(|p| p.location.clone());
+                properties.push(Property { name: param.name.clone(), value, location });
+            }
+        }
+        let object = Object {
+            category: Category::Integrator,
+            plugin: plugin.to_owned(),
+            id: old.as_ref().and_then(|o| o.id.clone()),
+            path: "scene/integrator".to_owned(),
+            location: old.as_ref().and_then(|o| o.location.clone()),
+            properties,
+            children: Vec::new(),
+        };
+        match self.root().child(Category::Integrator) {
+            Some(id) => self.objects[id.index()] = object,
+            None => {
+                self.objects.push(object);
+                let id = ObjectId(self.objects.len() as u32 - 1);
+                self.objects[root.index()].children.push(Child {
+                    name: None,
+                    object: id,
+                    category: Category::Integrator,
+                    location: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}

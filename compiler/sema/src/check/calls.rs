@@ -260,7 +260,12 @@ impl Checker<'_> {
     }
 
     pub(super) fn method_call(&mut self, e: &Expr, receiver: &Expr, method: &ast::Ident, args: &[Expr]) -> Type {
+        self.tensor_receiver = matches!(receiver.kind, ExprKind::Path(_));
         let recv_ty = self.check_expr(receiver, None);
+        self.tensor_receiver = false;
+        if recv_ty == Type::Tensor {
+            return self.tensor_method_call(e, method, args);
+        }
         let interface = match &recv_ty {
             Type::Plugin(kind) => Some(*kind),
             Type::Texture(_) => Some(PluginKind::Texture),
@@ -326,6 +331,30 @@ impl Checker<'_> {
         let name = self.sema.program.fn_path(f);
         self.check_args(&sig.params[skip..], args, e.span, &name);
         sig.ret
+    }
+
+    /// `t.shape(i)` / `t.at(i)` on a `Tensor` param: one `u32` argument each.
+    fn tensor_method_call(&mut self, e: &Expr, method: &ast::Ident, args: &[Expr]) -> Type {
+        let Some(m) = TensorMethod::ALL.into_iter().find(|m| m.name() == method.name) else {
+            self.check_args_loosely(args);
+            self.sema.error(
+                Diagnostic::new(Code::UnknownMethod, method.span, format!("`Tensor` has no method `{}`", method.name))
+                    .with_label("unknown method")
+                    .with_help("a tensor has `at(i: u32) -> f32` and `shape(i: u32) -> u32`"),
+            );
+            return Type::Error;
+        };
+        self.info.tensor_methods.insert(e.id, m);
+        self.check_args(&[Type::U32], args, e.span, &format!("Tensor::{}", m.name()));
+        if let (TensorMethod::Shape, [index]) = (m, args) {
+            if let Some(value) = self.constant_index(index).filter(|&v| !(0..3).contains(&v)) {
+                self.sema.error(
+                    Diagnostic::new(Code::InvalidIndex, index.span, format!("a tensor has no dimension {value}"))
+                        .with_label("dimensions are 0 (height), 1 (width) and 2 (channels)"),
+                );
+            }
+        }
+        m.result()
     }
 
     fn no_interface(&mut self, kind: PluginKind, span: Span) {

@@ -37,6 +37,9 @@ pub(super) struct Checker<'s> {
     pub(super) syntax_error_at: Option<Span>,
     /// The variables of `for` loops (immutable), for messages.
     pub(super) loop_vars: Vec<LocalId>,
+    /// Set while checking the receiver of a method call: the one place a `Tensor` param may
+    /// be named.
+    pub(super) tensor_receiver: bool,
 }
 
 impl<'s> Checker<'s> {
@@ -62,6 +65,7 @@ impl<'s> Checker<'s> {
             reported_unassigned: Vec::new(),
             syntax_error_at: None,
             loop_vars: Vec::new(),
+            tensor_receiver: false,
         }
     }
 

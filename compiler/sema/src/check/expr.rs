@@ -276,7 +276,23 @@ impl Checker<'_> {
             if let Some(p) = self.plugin {
                 if let Some(i) = self.sema.program.plugins[p].params.iter().position(|q| q.name == first.name) {
                     self.info.resolutions.insert(e.id, Resolution::PluginParam(p, i));
-                    return self.sema.program.plugins[p].params[i].ty.clone();
+                    let ty = self.sema.program.plugins[p].params[i].ty.clone();
+                    if ty == Type::Tensor && !std::mem::take(&mut self.tensor_receiver) {
+                        self.sema.error(
+                            Diagnostic::new(
+                                Code::InvalidTensorUse,
+                                e.span,
+                                format!("the tensor `{}` is not a value", first.name),
+                            )
+                            .with_label("a tensor can only be read through its methods")
+                            .with_help(format!(
+                                "read elements with `{0}.at(i)` and sizes with `{0}.shape(i)`",
+                                first.name
+                            )),
+                        );
+                        return Type::Error;
+                    }
+                    return ty;
                 }
                 if self.sema.program.plugins[p].methods.contains_key(&first.name) {
                     return self.not_a_value(path, "a method");
@@ -637,20 +653,7 @@ impl Checker<'_> {
                 return Type::Error;
             }
         };
-        // A constant index: a literal, a negated literal or the name of an integer constant.
-        let constant = match &index.kind {
-            ExprKind::Lit(Lit::Int { value, .. }) => Some(i128::from(*value)),
-            ExprKind::Unary(UnOp::Neg, inner) => match &inner.kind {
-                ExprKind::Lit(Lit::Int { value, .. }) => Some(-i128::from(*value)),
-                _ => None,
-            },
-            ExprKind::Path(_) => match self.info.resolutions.get(&index.id) {
-                Some(&Resolution::Const(c)) => self.sema.const_int(c).map(i128::from),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(value) = constant {
+        if let Some(value) = self.constant_index(index) {
             if value < 0 || value >= i128::from(len) {
                 let shown = self.show(&base_ty);
                 self.sema.error(
@@ -664,6 +667,23 @@ impl Checker<'_> {
             }
         }
         elem
+    }
+
+    /// The value of a constant index (already checked): a literal, a negated literal or the
+    /// name of an integer constant.
+    pub(super) fn constant_index(&mut self, index: &Expr) -> Option<i128> {
+        match &index.kind {
+            ExprKind::Lit(Lit::Int { value, .. }) => Some(i128::from(*value)),
+            ExprKind::Unary(UnOp::Neg, inner) => match &inner.kind {
+                ExprKind::Lit(Lit::Int { value, .. }) => Some(-i128::from(*value)),
+                _ => None,
+            },
+            ExprKind::Path(_) => match self.info.resolutions.get(&index.id) {
+                Some(&Resolution::Const(c)) => self.sema.const_int(c).map(i128::from),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     fn struct_literal(&mut self, e: &Expr, path: &ast::Path, fields: &[ast::FieldInit]) -> Type {

@@ -191,6 +191,14 @@ impl Sema {
             }
             let expected = match &param.ty {
                 Type::Texture(inner) => (**inner).clone(),
+                Type::Tensor => {
+                    cx.sema.error(
+                        Diagnostic::new(Code::InvalidTensorUse, default.span, "a `Tensor` parameter has no default")
+                            .with_label("remove this default")
+                            .with_help("the scene or the host program provides the tensor's data"),
+                    );
+                    continue;
+                }
                 Type::Plugin(kind) => {
                     let kind = *kind;
                     cx.sema.error(
@@ -206,9 +214,13 @@ impl Sema {
                 }
                 other => other.clone(),
             };
+            let choices = param.choices.len();
             if cx.require_constant(&default) {
                 let actual = cx.check_expr(&default, Some(&expected));
                 cx.expect(&actual, &expected, &default);
+                if choices > 0 {
+                    cx.check_choice_default(&default, choices);
+                }
             }
         }
         cx.info
@@ -281,6 +293,22 @@ impl Sema {
 }
 
 impl Checker<'_> {
+    /// Reports the default of a `@choice` param when it is not the index of one of its
+    /// `choices` words.
+    fn check_choice_default(&mut self, default: &Expr, choices: usize) {
+        let Some(value) = self.sema.eval_int(self.module, default) else { return };
+        if value < 0 || value >= choices as i64 {
+            self.sema.error(
+                Diagnostic::new(
+                    Code::AttributeArguments,
+                    default.span,
+                    format!("the default {value} is not one of the {choices} choices"),
+                )
+                .with_label(format!("`@choice` gives the values 0 to {}", choices - 1)),
+            );
+        }
+    }
+
     /// Reports a non-constant part of a constant expression; returns whether it is constant.
     fn require_constant(&mut self, e: &Expr) -> bool {
         match find_non_constant(e) {

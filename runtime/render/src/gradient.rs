@@ -1,0 +1,183 @@
+//! The reverse pass: gradients of a loss with respect to the scene parameters whose gradients
+//! are enabled, given the loss's adjoint image (design.md §5).
+//!
+//! The film develops pixel `p` as `Σ_i w_ip L_i / W_p` (filter weights `w`, weight sums `W`),
+//! and the weights do not depend on the parameters, so sample `i` receives the radiance
+//! adjoint `δL_i = Σ_p δy_p w_ip / W_p`. A first pass over the samples' film positions gives
+//! `W` for this pass's seed; the second runs the integrator's reverse-mode derivative (its
+//! `@custom_bwd` adjoint, for `prb`) on every sample with `δL_i`, which scatter-adds into the
+//! gradient buffers `{buffer}.grad`. Each tile has its own gradient buffers, merged in tile
+//! order, so gradients do not depend on the thread count.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use drs_cranelift::Buffer;
+use drs_film::{Image, ImageBlock, TileOrder};
+use rayon::prelude::*;
+
+use crate::error::RenderError;
+use crate::link::EntryMode;
+use crate::render::{RenderOptions, ARGS, BATCH, TILE_SIZE};
+use crate::scene::Scene;
+
+/// Suffix of the gradient buffer of a parameter buffer (spec/derivatives.md § Scene parameters).
+const GRAD_SUFFIX: &str = ".grad";
+
+/// Gradients of the parameters whose gradients were enabled, by key, each with one value per
+/// scalar of the parameter (as [`ParamStore::values`](crate::ParamStore::values)).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Gradients {
+    values: Vec<(String, Vec<f32>)>,
+}
+
+impl Gradients {
+    pub fn get(&self, key: &str) -> Option<&[f32]> {
+        self.values.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+
+    /// (key, gradient) in the order the gradients were enabled.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[f32])> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    }
+}
+
+impl Scene {
+    /// Gradients of a loss with respect to every parameter whose gradient is enabled
+    /// ([`ParamStore::enable_grad`](crate::ParamStore::enable_grad)), given `adjoint`, the
+    /// derivative of the loss with respect to each pixel and channel of the rendered image (RGB,
+    /// the film's size). The samples are those a render with the same options would take: use
+    /// a seed different from the primal render's, as path replay requires for unbiased
+    /// gradients of non-linear losses.
+    pub fn backward(&self, adjoint: &Image, options: &RenderOptions) -> Result<Gradients, RenderError> {
+        let film_desc = self.film();
+        if (adjoint.width(), adjoint.height()) != (film_desc.width, film_desc.height) || adjoint.channel_count() < 3 {
+            return Err(RenderError::Film(format!(
+                "the adjoint image is {}x{} with {} channels; the film is {}x{} RGB",
+                adjoint.width(),
+                adjoint.height(),
+                adjoint.channel_count(),
+                film_desc.width,
+                film_desc.height
+            )));
+        }
+        let kernel = self.kernel_for(options.lanes, EntryMode::Backward)?;
+        let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
+        // The adjoint of (colour, valid): three f32 then the ignored flag.
+        let adjoint_args = entry.params().len() - ARGS;
+        let result_count = entry.results().len();
+        let sampler = self.sample_generator(options)?;
+        let spp = sampler.sample_count();
+        let pool = Scene::thread_pool(options)?;
+
+        // Pass 1: the film's weight sums for these samples, and the adjoint divided by them.
+        let mut film = self.new_film()?;
+        let tiles = film.tiles(TILE_SIZE, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
+        pool.install(|| {
+            film.render_tiles(&tiles, |block: &mut ImageBlock| {
+                self.for_each_batch(block.tile(), &sampler, spp, |_, _, positions| {
+                    for &pos in positions {
+                        block.put(pos, [0.0; 3], &[]);
+                    }
+                    Ok(())
+                })
+            })
+        })?;
+        let weights = film.weights();
+        let channels = adjoint.channel_count();
+        let mut normalized = Vec::with_capacity(weights.len() * 3);
+        for (p, &w) in weights.iter().enumerate() {
+            let scale = if w > 0.0 { 1.0 / w } else { 0.0 };
+            normalized.extend(adjoint.data()[p * channels..][..3].iter().map(|v| v * scale));
+        }
+        let normalized = Image::from_rgb(film_desc.width, film_desc.height, normalized)
+            .map_err(|e| RenderError::Film(e.to_string()))?;
+        let filter = film_desc.filter;
+
+        // Gradient buffers: only those of enabled parameters are allocated; the others are
+        // empty, and the kernel drops adds out of range.
+        let grad_lens: Vec<usize> = kernel
+            .buffers
+            .iter()
+            .map(|name| match name.strip_suffix(GRAD_SUFFIX) {
+                Some(param) if self.params.grad_enabled().any(|info| info.buffers.iter().any(|b| b == param)) => {
+                    self.params.buffer(param).len()
+                }
+                _ => 0,
+            })
+            .collect();
+
+        // Pass 2: the reverse-mode kernel on every sample, per tile.
+        let done = AtomicU64::new(0);
+        let total = tiles.len() as u64;
+        let backward_tile = |tile| -> Result<Vec<Vec<f32>>, RenderError> {
+            let mut grads: Vec<Vec<f32>> = grad_lens.iter().map(|&len| vec![0.0; len]).collect();
+            {
+                let mut grad_buffers = grads.iter_mut();
+                let buffers: Vec<Buffer> = kernel
+                    .buffers
+                    .iter()
+                    .map(|name| {
+                        let grad = grad_buffers.next().expect("one gradient slot per buffer");
+                        if name.ends_with(GRAD_SUFFIX) {
+                            Buffer::from_f32_mut(grad)
+                        } else {
+                            Buffer::new(self.params.buffer(name))
+                        }
+                    })
+                    .collect();
+                let mut args = vec![0u32; (ARGS + adjoint_args) * BATCH];
+                let mut results = vec![0u32; result_count * BATCH];
+                self.for_each_batch(tile, &sampler, spp, |n, primal, positions| {
+                    let args = &mut args[..(ARGS + adjoint_args) * n];
+                    args[..ARGS * n].copy_from_slice(primal);
+                    args[ARGS * n..].fill(0);
+                    for (lane, &pos) in positions.iter().enumerate() {
+                        let d_radiance = drs_film::gather(&filter, &normalized, pos);
+                        for (c, v) in d_radiance.iter().enumerate().take(adjoint_args) {
+                            args[(ARGS + c) * n + lane] = v.to_bits();
+                        }
+                    }
+                    entry
+                        .call_batch(n, args, &mut results[..result_count * n], &buffers, &kernel.externs)
+                        .map_err(|e| RenderError::Kernel(e.to_string()))
+                })?;
+            }
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(progress) = options.progress {
+                progress(finished, total);
+            }
+            Ok(grads)
+        };
+        let per_tile: Vec<Vec<Vec<f32>>> =
+            pool.install(|| tiles.par_iter().map(|&tile| backward_tile(tile)).collect::<Result<_, _>>())?;
+
+        // Merge in tile order, then read each enabled parameter's elements.
+        let mut merged: HashMap<&str, Vec<f32>> = HashMap::new();
+        for (b, name) in kernel.buffers.iter().enumerate() {
+            if let Some(param) = name.strip_suffix(GRAD_SUFFIX) {
+                let mut sum = vec![0.0; grad_lens[b]];
+                for grads in &per_tile {
+                    for (s, g) in sum.iter_mut().zip(&grads[b]) {
+                        *s += g;
+                    }
+                }
+                merged.insert(param, sum);
+            }
+        }
+        let values = self
+            .params
+            .grad_enabled()
+            .map(|info| {
+                let grad = self
+                    .params
+                    .elements(info)
+                    .into_iter()
+                    .map(|(b, i)| merged.get(b).and_then(|g| g.get(i)).copied().unwrap_or(0.0))
+                    .collect();
+                (info.key.clone(), grad)
+            })
+            .collect();
+        Ok(Gradients { values })
+    }
+}

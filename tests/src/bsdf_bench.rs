@@ -1,0 +1,323 @@
+//! A bench for BSDF plugins: instances of library plugins with their params, queried through
+//! the entry points of `tests/probes/bsdf_probe.drs` (`sample`, `eval`, `pdf`, `flags` on one
+//! BSDF handle), which the runtime's linker links with the bench's plugin types (calls through
+//! plugin references dispatch as in a render) and the Cranelift JIT compiles. Queries run in
+//! batches, so millions of samples take a fraction of a second.
+//!
+//! ```no_run
+//! use drs_tests::bsdf_bench::{Bench, HostValue};
+//! let mut bench = Bench::new();
+//! let metal = bench.bsdf("roughconductor", &[("alpha", HostValue::F32(0.3))]);
+//! let probes = bench.compile();
+//! let pdfs = probes.pdf(metal, 0, [0.0, 0.6, 0.8], &[[0.0, -0.6, 0.8]]);
+//! ```
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, OnceLock};
+
+use drs_cranelift::{Buffer, Externs, Jit, KernelCache, Lanes, Options};
+use drs_ir::FuncId;
+use drs_lower::layout::Layout;
+use drs_lower::FnLayout;
+use drs_render::link::{self, EntryMode, LinkedTypes, NULL_HANDLE, TAG_SHIFT};
+use drs_render::{LibraryOptions, PluginLibrary};
+use drs_sema::program::PluginId;
+use drs_sema::types::PluginKind;
+
+pub use drs_lower::layout::HostValue;
+
+/// `BsdfContext::mode` values (stdlib/types.drs).
+pub const TRANSPORT_RADIANCE: u32 = 0;
+pub const TRANSPORT_IMPORTANCE: u32 = 1;
+
+/// The stdlib plugins and the probes, checked and lowered once per test binary.
+fn library() -> &'static PluginLibrary {
+    static LIBRARY: OnceLock<PluginLibrary> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let options = LibraryOptions { stdlib_dir: None, plugin_dirs: vec![probes_dir()] };
+        PluginLibrary::load(&options).unwrap_or_else(|e| panic!("the plugin library: {e}"))
+    })
+}
+
+fn probes_dir() -> PathBuf {
+    crate::workspace_root().join("tests/probes")
+}
+
+/// Plugin instances and their parameter buffers.
+pub struct Bench {
+    types: LinkedTypes,
+    /// Param buffers by name, one element per instance of their plugin type.
+    buffers: HashMap<String, Vec<u32>>,
+    counts: HashMap<PluginId, u32>,
+    /// How deep each instance nests instances of its own kind, by (kind, handle).
+    nesting: HashMap<(PluginKind, u32), usize>,
+}
+
+impl Default for Bench {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Bench {
+    pub fn new() -> Bench {
+        Bench { types: Vec::new(), buffers: HashMap::new(), counts: HashMap::new(), nesting: HashMap::new() }
+    }
+
+    /// Adds a BSDF instance; see [`Bench::instance`].
+    pub fn bsdf(&mut self, name: &str, params: &[(&str, HostValue)]) -> u32 {
+        self.instance(PluginKind::Bsdf, name, params)
+    }
+
+    /// Adds an instance of the plugin of `kind` named `name` in scene files, and returns its
+    /// handle. Params not in `params` take their defaults; a texture param given as a
+    /// constant (a float, or a list of three floats) gets a constant texture instance (`uniform`
+    /// or `srgb`) as in a scene; a `@choice` param takes the index as `HostValue::U32`; a plugin
+    /// reference not given is the null handle. Panics on an unknown plugin or param.
+    pub fn instance(&mut self, kind: PluginKind, name: &str, params: &[(&str, HostValue)]) -> u32 {
+        let library = library();
+        let p = library.plugin(kind, name).unwrap_or_else(|| panic!("no {} plugin `{name}`", kind.keyword()));
+        let layouts = library.program().lowered.plugins[p].params.clone();
+        for (given, _) in params {
+            assert!(layouts.iter().any(|l| l.name == *given), "{} `{name}` has no param `{given}`", kind.keyword());
+        }
+        let instance = {
+            let count = self.counts.entry(p).or_insert(0);
+            *count += 1;
+            *count - 1
+        };
+        let handle = self.tag(kind, p) << TAG_SHIFT | instance;
+        let mut depth = 0;
+        for layout in &layouts {
+            let given = params.iter().find(|(n, _)| *n == layout.name).map(|(_, v)| v.clone());
+            let bits = match &layout.layout {
+                Layout::Tensor => continue,
+                Layout::Handle(type_name) => {
+                    let h = self.handle_param(type_name, given, layout.default.clone());
+                    if let Some(&nested) =
+                        self.nesting.get(&(kind, h)).filter(|_| reference_kind(type_name) == Some(kind))
+                    {
+                        depth = depth.max(nested + 1);
+                    }
+                    vec![h]
+                }
+                other => {
+                    let value = given.or_else(|| layout.default.clone()).unwrap_or_else(|| {
+                        panic!("{} `{name}`: param `{}` has no default and was not given", kind.keyword(), layout.name)
+                    });
+                    other.flatten(&value).unwrap_or_else(|e| panic!("`{name}.{}`: {e}", layout.name))
+                }
+            };
+            let module = &library.program().lowered.module;
+            for (&b, bits) in layout.buffers.iter().zip(bits) {
+                let buffer = self.buffers.entry(module.buffers[b as usize].name.clone()).or_default();
+                buffer.resize(buffer.len().max(instance as usize + 1), 0);
+                buffer[instance as usize] = bits;
+            }
+        }
+        self.nesting.insert((kind, handle), depth);
+        handle
+    }
+
+    /// The tag of plugin `p` among the linked types of its kind (added if new).
+    fn tag(&mut self, kind: PluginKind, p: PluginId) -> u32 {
+        let index = match self.types.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.types.push((kind, Vec::new()));
+                self.types.len() - 1
+            }
+        };
+        let list = &mut self.types[index].1;
+        let tag = list.iter().position(|&q| q == p).unwrap_or_else(|| {
+            list.push(p);
+            list.len() - 1
+        });
+        tag as u32
+    }
+
+    /// The handle a texture or plugin-reference param holds.
+    fn handle_param(&mut self, type_name: &str, given: Option<HostValue>, default: Option<HostValue>) -> u32 {
+        if let Some(HostValue::Handle(h)) = given {
+            return h;
+        }
+        let texture = match type_name {
+            "Texture<Color>" => "srgb",
+            "Texture<f32>" => "uniform",
+            _ => return NULL_HANDLE,
+        };
+        let value = given.or(default).unwrap_or_else(|| panic!("a {type_name} param needs a value"));
+        let value = match (texture, value) {
+            ("srgb", HostValue::F32(x)) => HostValue::List(vec![HostValue::F32(x); 3]),
+            (_, v) => v,
+        };
+        self.instance(PluginKind::Texture, texture, &[("value", value)])
+    }
+
+    /// The probes compiled for the plugin types and param values added so far.
+    pub fn compile(&self) -> Probes {
+        let nesting = self.nesting.values().copied().max().unwrap_or(0);
+        let entry = |name: &str| Entry::new(name, &self.types, nesting, &self.buffers);
+        Probes {
+            sample: entry("probe_sample"),
+            eval: entry("probe_eval"),
+            pdf: entry("probe_pdf"),
+            flags: entry("probe_flags"),
+        }
+    }
+}
+
+/// The plugin kind a param of reference type `type_name` refers to.
+fn reference_kind(type_name: &str) -> Option<PluginKind> {
+    Some(match type_name {
+        "Bsdf" => PluginKind::Bsdf,
+        "Emitter" => PluginKind::Emitter,
+        "Texture<Color>" | "Texture<f32>" => PluginKind::Texture,
+        "Medium" => PluginKind::Medium,
+        "PhaseFunction" => PluginKind::Phase,
+        "Integrator" => PluginKind::Integrator,
+        _ => return None,
+    })
+}
+
+/// One probe function, linked and compiled, with its buffers.
+struct Entry {
+    jit: Arc<Jit>,
+    externs: Externs,
+    buffers: Vec<Vec<AtomicU32>>,
+}
+
+impl Entry {
+    fn new(name: &str, types: &LinkedTypes, nesting: usize, values: &HashMap<String, Vec<u32>>) -> Entry {
+        let program = library().program();
+        let f = program.find_fn(name).unwrap_or_else(|| panic!("no probe `{name}`"));
+        let linked =
+            link::link(program, types, nesting, f, EntryMode::Primal).unwrap_or_else(|e| panic!("linking {name}: {e}"));
+        let module = drs_opt::prepare_for_backend(&linked.module, drs_opt::OptLevel::Default);
+        let entry_fn = module.function(FuncId(0));
+        // The BSDF handle and the transport mode (its first two params) are the same in
+        // every lane of a batch.
+        let uniform = vec![true; entry_fn.params.len().min(2)];
+        let options = Options::new(Lanes::X4).uniform(entry_fn.name.clone(), uniform);
+        let jit = KernelCache::global().get_or_compile(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let externs = jit.externs();
+        let buffers = module
+            .buffers
+            .iter()
+            .map(|b| {
+                let data = values.get(&b.name).filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| vec![0]);
+                data.into_iter().map(AtomicU32::new).collect()
+            })
+            .collect();
+        Entry { jit, externs, buffers }
+    }
+
+    /// Runs `n` lanes: `args` is `[param][lane]`, the result `[result][lane]`.
+    fn call(&self, n: usize, args: &[u32]) -> Vec<u32> {
+        let kernel = self.jit.function_by_id(FuncId(0)).expect("the entry is function 0");
+        let mut results = vec![0u32; kernel.results().len() * n];
+        let buffers: Vec<Buffer> = self.buffers.iter().map(|b| Buffer::new(b)).collect();
+        kernel.call_batch(n, args, &mut results, &buffers, &self.externs).unwrap_or_else(|e| panic!("{e}"));
+        results
+    }
+}
+
+/// A result of `sample`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampled {
+    pub wo: [f32; 3],
+    pub pdf: f32,
+    /// f |cos(theta_o)| / pdf (f for delta lobes); zero when sampling failed.
+    pub weight: [f32; 3],
+    pub sampled_type: u32,
+    pub eta: f32,
+}
+
+impl Sampled {
+    pub fn failed(&self) -> bool {
+        self.weight == [0.0; 3]
+    }
+}
+
+/// The compiled queries of a [`Bench`]'s BSDFs, for any of its handles.
+pub struct Probes {
+    sample: Entry,
+    eval: Entry,
+    pdf: Entry,
+    flags: Entry,
+}
+
+/// `[param][lane]` arguments: the handle and the mode in every lane, then the lanes' rows of
+/// `width` f32 values (`rows` holds them back to back).
+fn batch_args(bsdf: u32, mode: u32, width: usize, rows: &[f32]) -> Vec<u32> {
+    let n = rows.len() / width;
+    let mut args = Vec::with_capacity((2 + width) * n);
+    args.extend(std::iter::repeat_n(bsdf, n));
+    args.extend(std::iter::repeat_n(mode, n));
+    for c in 0..width {
+        args.extend(rows.chunks_exact(width).map(|r| r[c].to_bits()));
+    }
+    args
+}
+
+/// Rows of (wi, v) for each v.
+fn rows_with(wi: [f32; 3], vs: &[[f32; 3]]) -> Vec<f32> {
+    vs.iter().flat_map(|v| [wi[0], wi[1], wi[2], v[0], v[1], v[2]]).collect()
+}
+
+impl Probes {
+    /// `bsdf.sample` at wi for each (sample1, sample2.x, sample2.y).
+    pub fn sample(&self, bsdf: u32, mode: u32, wi: [f32; 3], samples: &[[f32; 3]]) -> Vec<Sampled> {
+        let n = samples.len();
+        let r = self.sample.call(n, &batch_args(bsdf, mode, 6, &rows_with(wi, samples)));
+        let f = |c: usize, i: usize| f32::from_bits(r[c * n + i]);
+        (0..n)
+            .map(|i| Sampled {
+                wo: [f(0, i), f(1, i), f(2, i)],
+                pdf: f(3, i),
+                weight: [f(4, i), f(5, i), f(6, i)],
+                sampled_type: r[7 * n + i],
+                eta: f(8, i),
+            })
+            .collect()
+    }
+
+    /// `bsdf.eval` (f |cos(theta_o)|) at wi for each wo.
+    pub fn eval(&self, bsdf: u32, mode: u32, wi: [f32; 3], wos: &[[f32; 3]]) -> Vec<[f32; 3]> {
+        let n = wos.len();
+        let r = self.eval.call(n, &batch_args(bsdf, mode, 6, &rows_with(wi, wos)));
+        let f = |c: usize, i: usize| f32::from_bits(r[c * n + i]);
+        (0..n).map(|i| [f(0, i), f(1, i), f(2, i)]).collect()
+    }
+
+    /// `bsdf.pdf` at wi for each wo.
+    pub fn pdf(&self, bsdf: u32, mode: u32, wi: [f32; 3], wos: &[[f32; 3]]) -> Vec<f32> {
+        let r = self.pdf.call(wos.len(), &batch_args(bsdf, mode, 6, &rows_with(wi, wos)));
+        r.into_iter().map(f32::from_bits).collect()
+    }
+
+    /// `bsdf.flags()`.
+    pub fn flags(&self, bsdf: u32) -> u32 {
+        self.flags.call(1, &[bsdf])[0]
+    }
+}
+
+/// Calls a function of the library that is not a plugin method (`fresnel::fresnel`, a
+/// `.drs` path or IR name) with the reference interpreter.
+pub fn call_function(path: &str, args: &[HostValue]) -> HostValue {
+    let program = library().program();
+    let f = program.find_fn(path).unwrap_or_else(|| panic!("no function `{path}`"));
+    let layout = FnLayout::of(&program.program, f);
+    assert_eq!(layout.params.len(), args.len(), "arguments of `{path}`");
+    let mut bits = Vec::new();
+    for ((name, l), v) in layout.params.iter().zip(args) {
+        bits.extend(l.flatten(v).unwrap_or_else(|e| panic!("`{path}` argument `{name}`: {e}")));
+    }
+    let module = &program.lowered.module;
+    let out = drs_interp::Interpreter::new(module)
+        .call(program.lowered.functions[&f], &bits)
+        .unwrap_or_else(|t| panic!("{path}: {t}"));
+    layout.ret.unflatten(&out)
+}
