@@ -355,10 +355,19 @@ fn calls_host(module: &Module, f: FuncId) -> bool {
 #[test]
 fn stdlib_derivatives() {
     /// Path tracing loops with no length bound: their reverse mode is the job of custom
-    /// adjoints (path replay: `Prb::sample`'s adjoint, which the runtime links in place of a
-    /// generated one), not of the automatic one.
-    const FORWARD_ONLY: [&str; 5] =
-        ["Direct::sample", "Path::sample", "Prb::sample", "Prb::sample_adjoint", "trace_path"];
+    /// adjoints (path replay and radiative backpropagation: the adjoints of `Prb::sample` and
+    /// `Rb::sample`, which the runtime links in place of generated ones), not of the automatic
+    /// one.
+    const FORWARD_ONLY: [&str; 8] = [
+        "Direct::sample",
+        "Path::sample",
+        "Prb::sample",
+        "Prb::sample_adjoint",
+        "Rb::sample",
+        "Rb::sample_adjoint",
+        "trace_path",
+        "finish_path",
+    ];
     let files = stdlib_files();
     let mut lp = drs_lower::lower_files(&files, &LoadOptions { stdlib_dir: Some(drs_sema::bundled_stdlib_dir()) })
         .unwrap_or_else(|e| panic!("{e}"));

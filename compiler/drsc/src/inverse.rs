@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use drs_render::{Gradients, Image, Lanes, Loss, Method, Optimizer, RenderOptions, Scene};
+use drs_render::{Gradients, Image, Lanes, Loss, Method, Optimizer, RenderOptions, Scene, Value};
 use serde_json::json;
 
 use crate::render::{fail, load_with_integrator, SceneArgs};
@@ -33,7 +33,8 @@ pub struct InverseArgs {
     /// Seed of the first primal render.
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
-    /// The integrator that replaces the scene's: `prb` (path replay), `path-ad` (the plain
+    /// The integrator that replaces the scene's: `prb` (path replay), `rb` (radiative
+    /// backpropagation), `rb-biased` (`rb` with incident radiance 1), `path-ad` (the plain
     /// reverse-mode path tracer, a slow reference), or any integrator type with an adjoint.
     #[arg(long, default_value = "prb")]
     pub integrator: String,
@@ -56,8 +57,12 @@ pub enum OptimizerName {
 
 /// The scene with the chosen integrator and the parameters' gradients enabled, and the target.
 fn setup(args: &InverseArgs) -> Result<(Scene, Image), ExitCode> {
-    let integrator = if args.integrator == "path-ad" { "pathad" } else { args.integrator.as_str() };
-    let mut scene = load_with_integrator(&args.scene, Some(integrator))?;
+    let (integrator, overrides) = match args.integrator.as_str() {
+        "path-ad" => ("pathad", vec![]),
+        "rb-biased" => ("rb", vec![("biased", Value::Boolean(true))]),
+        other => (other, vec![]),
+    };
+    let mut scene = load_with_integrator(&args.scene, Some((integrator, &overrides)))?;
     for key in &args.params {
         scene.params_mut().enable_grad(key).map_err(fail)?;
     }

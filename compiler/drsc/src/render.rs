@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use drs_render::{Definitions, Lanes, LibraryOptions, PluginLibrary, RenderOptions, Scene};
+use drs_render::{Definitions, Lanes, LibraryOptions, PluginLibrary, RenderOptions, Scene, Value};
 
 /// What loading a scene needs besides its file.
 #[derive(clap::Args)]
@@ -34,8 +34,9 @@ fn load(args: &SceneArgs) -> Result<Scene, ExitCode> {
     load_with_integrator(args, None)
 }
 
-/// Loads the scene, with its integrator replaced by one of type `integrator` if given.
-pub fn load_with_integrator(args: &SceneArgs, integrator: Option<&str>) -> Result<Scene, ExitCode> {
+/// Loads the scene, with its integrator replaced, if given, by one of that type with those
+/// properties.
+pub fn load_with_integrator(args: &SceneArgs, integrator: Option<(&str, &[(&str, Value)])>) -> Result<Scene, ExitCode> {
     let mut definitions = Definitions::new();
     for d in &args.defines {
         definitions.parse_assignment(d).map_err(|e| fail(format!("-D {d}: {e}")))?;
@@ -47,7 +48,9 @@ pub fn load_with_integrator(args: &SceneArgs, integrator: Option<&str>) -> Resul
     })?;
     let library = Arc::new(library);
     let scene = match integrator {
-        Some(integrator) => Scene::load_file_with_integrator(&args.scene, &definitions, library, integrator),
+        Some((integrator, overrides)) => {
+            Scene::load_file_with_integrator(&args.scene, &definitions, library, integrator, overrides)
+        }
         None => Scene::load_file(&args.scene, &definitions, library),
     };
     scene.map_err(|errors| {

@@ -325,7 +325,7 @@ fn grad_prints_json_gradients() {
         drsc(&args)
     };
     let mut values = Vec::new();
-    for integrator in ["prb", "path-ad"] {
+    for integrator in ["prb", "path-ad", "rb", "rb-biased"] {
         let o = grad(integrator, "red.reflectance.value");
         assert!(o.status.success(), "{}", stderr(&o));
         let json: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
@@ -340,6 +340,12 @@ fn grad_prints_json_gradients() {
     for (p, r) in values[0].iter().zip(&values[1]) {
         assert!((p - r).abs() <= 1e-4 * r.abs() + 1e-9, "prb {:?} vs path-ad {:?}", values[0], values[1]);
     }
+    // rb's own radiance estimates make it differ from prb a little, rb-biased a lot.
+    assert!(values[2].iter().zip(&values[0]).all(|(r, p)| r != p && (r - p).abs() < 0.2 * p.abs()), "{values:?}");
+    assert!(values[3].iter().zip(&values[0]).all(|(b, p)| b * p > 0.0 && b != p), "{values:?}");
+    let o = grad("rb-biased-typo", "red.reflectance.value");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("rb-biased-typo"), "{}", stderr(&o));
     let o = grad("prb", "integrator0.max_depth");
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no derivatives"), "{}", stderr(&o));

@@ -242,3 +242,37 @@ fn neighbouring_pixels_and_samples_are_uncorrelated() {
         assert!(r.abs() < 0.035, "correlation with the next {what}: {r}");
     }
 }
+
+#[test]
+fn split_streams_are_replayable_and_unrelated_to_their_parent() {
+    let sampler = Sampler::independent(1, 0).unwrap();
+    let n = 20_000;
+    let mut parent_values = Vec::with_capacity(n as usize);
+    let mut split_values = Vec::with_capacity(n as usize);
+    for pixel in 0..n {
+        let mut stream = sampler.stream(pixel, 0, 0);
+        stream.next_1d();
+        let before = stream.clone();
+        let mut split = stream.split();
+        // Splitting leaves the parent where it was, and a replay splits off the same stream.
+        assert_eq!(stream, before);
+        let mut replayed = before.split();
+        let ours: Vec<f32> = (0..4).map(|_| split.next_1d()).collect();
+        assert_eq!(ours, (0..4).map(|_| replayed.next_1d()).collect::<Vec<_>>());
+        parent_values.push(f64::from(stream.next_1d()));
+        split_values.push(f64::from(ours[0]));
+    }
+    // The split's numbers are neither the parent's next ones nor correlated with them.
+    let r = correlation(&parent_values, &split_values);
+    assert!(r.abs() < 0.035, "correlation of a split stream with its parent: {r}");
+    assert!(parent_values.iter().zip(&split_values).filter(|(a, b)| a == b).count() < 5);
+    // Splitting twice at different positions gives different streams.
+    let mut stream = sampler.stream(7, 0, 0);
+    let mut first = stream.split();
+    stream.next_1d();
+    let mut second = stream.split();
+    assert_ne!(
+        (0..4).map(|_| first.next_1d()).collect::<Vec<_>>(),
+        (0..4).map(|_| second.next_1d()).collect::<Vec<_>>()
+    );
+}

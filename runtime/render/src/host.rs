@@ -30,6 +30,18 @@ pub(crate) fn with_streams<R>(f: impl FnOnce(&mut Vec<SampleStream>) -> R) -> R 
     STREAMS.with(|s| f(&mut s.borrow_mut()))
 }
 
+/// Appends the stream `derive` makes from stream `handle` to `streams` and returns its handle
+/// (`handle` itself when it names no stream).
+fn derive_stream(streams: &mut Vec<SampleStream>, handle: u32, derive: impl Fn(&SampleStream) -> SampleStream) -> u32 {
+    match streams.get(handle as usize).map(derive) {
+        Some(stream) => {
+            streams.push(stream);
+            streams.len() as u32 - 1
+        }
+        None => handle,
+    }
+}
+
 /// Fields of `SurfaceInteraction` in the order [`surface_interaction`] fills them.
 const SI_FIELDS: [&str; 33] = [
     "t",
@@ -188,13 +200,10 @@ pub(crate) fn bind(
                 out[1] = y.to_bits();
             }),
             "Sampler::clone" => externs.bind(name, |args, out| {
-                out[0] = with_streams(|st| match st.get(args[0] as usize).cloned() {
-                    Some(copy) => {
-                        st.push(copy);
-                        st.len() as u32 - 1
-                    }
-                    None => args[0],
-                });
+                out[0] = with_streams(|st| derive_stream(st, args[0], SampleStream::clone));
+            }),
+            "Sampler::split" => externs.bind(name, |args, out| {
+                out[0] = with_streams(|st| derive_stream(st, args[0], SampleStream::split));
             }),
             "Scene::intersect" => {
                 let order = field_order(program, name, &SI_FIELDS)?;

@@ -41,7 +41,7 @@ mod sensor;
 
 pub use drs_cranelift::Lanes;
 pub use drs_film::Image;
-pub use drs_scene::{Definitions, SceneError};
+pub use drs_scene::{Definitions, SceneError, Value};
 pub use error::RenderError;
 pub use gradient::Gradients;
 pub use kernel::Kernel;

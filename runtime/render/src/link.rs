@@ -40,10 +40,11 @@ pub fn handle(tag: u32, instance: u32) -> u32 {
 }
 
 /// The host functions the runtime provides to kernels (`stdlib/runtime.drs`).
-pub const HOST_FUNCTIONS: [&str; 11] = [
+pub const HOST_FUNCTIONS: [&str; 12] = [
     "Sampler::next_1d",
     "Sampler::next_2d",
     "Sampler::clone",
+    "Sampler::split",
     "Scene::intersect",
     "Scene::ray_test",
     "Scene::sample_emitter",

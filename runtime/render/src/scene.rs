@@ -80,15 +80,17 @@ impl Scene {
 
     /// Builds a scene from a validated description (from a file or [`drs_scene::SceneBuilder`]).
     /// Like [`load_file`](Self::load_file), with the scene's integrator replaced by one of type
-    /// `integrator` (see [`SceneDesc::replace_integrator`]), e.g. `prb` for gradients.
+    /// `integrator` with the properties `overrides` (see [`SceneDesc::replace_integrator`]),
+    /// e.g. `prb` for gradients.
     pub fn load_file_with_integrator(
         path: impl AsRef<Path>,
         definitions: &Definitions,
         library: Arc<PluginLibrary>,
         integrator: &str,
+        overrides: &[(&str, Value)],
     ) -> Result<Scene, Vec<SceneError>> {
         let mut desc = drs_scene::load_file(path, definitions, library.schema())?;
-        desc.replace_integrator(integrator, library.schema()).map_err(|e| vec![e])?;
+        desc.replace_integrator(integrator, overrides, library.schema()).map_err(|e| vec![e])?;
         Scene::from_desc(&desc, library).map_err(|e| vec![e])
     }
 

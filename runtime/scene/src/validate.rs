@@ -471,17 +471,37 @@ impl<'a> ObjectValidator<'a> {
 
 impl SceneDesc {
     /// Makes the scene's integrator a `plugin` (as Mitsuba users swap `path` for `prb` to take
-    /// gradients): the properties the scene gave explicitly that `plugin` also has are kept
-    /// (checked again), the others take `plugin`'s defaults. A scene without an integrator
-    /// gets one.
-    pub fn replace_integrator(&mut self, plugin: &str, schema: &Schema) -> Result<(), SceneError> {
+    /// gradients): `overrides` set properties of the new integrator, the properties the scene
+    /// gave explicitly that `plugin` also has are kept (checked again), the others take
+    /// `plugin`'s defaults. A scene without an integrator gets one.
+    pub fn replace_integrator(
+        &mut self,
+        plugin: &str,
+        overrides: &[(&str, Value)],
+        schema: &Schema,
+    ) -> Result<(), SceneError> {
         let plugin_schema = schema
             .get(Category::Integrator, plugin)
             .ok_or_else(|| SceneError::new(None, format!("unknown integrator type \"{plugin}\"")))?;
+        if let Some((name, _)) =
+            overrides.iter().find(|(name, _)| !plugin_schema.params.iter().any(|p| p.name == *name))
+        {
+            return Err(SceneError::new(None, format!("integrator \"{plugin}\" has no parameter \"{name}\"")));
+        }
         let root = self.root_id();
         let old = self.root().child(Category::Integrator).map(|id| self.objects[id.index()].clone());
         let mut properties = Vec::new();
         for param in &plugin_schema.params {
+            if let Some((_, value)) = overrides.iter().find(|(name, _)| *name == param.name) {
+                let value = convert(&param.kind, value.clone(), |_| None).ok_or_else(|| {
+                    SceneError::new(
+                        None,
+                        format!("integrator \"{plugin}\": \"{}\" must be {}", param.name, param.kind.describe()),
+                    )
+                })?;
+                properties.push(Property { name: param.name.clone(), value, location: None });
+                continue;
+            }
             let given = old.as_ref().and_then(|o| o.property(param.name.as_str())).filter(|p| p.location.is_some());
             let value = match given {
                 Some(property) => Some(convert(&param.kind, property.value.clone(), |_| None).ok_or_else(|| {

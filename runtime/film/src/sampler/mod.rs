@@ -27,6 +27,7 @@ const STATE_KEY: [u32; 2] = [0xa341_316c, 0xc801_3ea4];
 const STREAM_KEY: [u32; 2] = [0xad90_777d, 0x7e95_761e];
 const PERMUTATION_KEY: [u32; 2] = [0x6a09_e667, 0xbb67_ae85];
 const DIMENSION_KEY: [u32; 4] = [0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c];
+const SPLIT_KEY: [u32; 4] = [0x1f83_d9ab, 0x5be0_cd19, 0xcbbb_9d5d, 0x629a_292a];
 
 /// Which of Mitsuba's samplers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +145,22 @@ impl SampleStream {
         let stratum = permute(strata.sample, strata.count, strata.next_permutation_seed());
         let jitter = jitter_units(&mut self.rng, strata.jitter);
         point_in_stratum(stratum, strata.count, jitter)
+    }
+
+    /// A new stream whose numbers are unrelated to this one's, past and future, without
+    /// advancing this one: a pure function of this stream's current position, so a replayed
+    /// sample splits off the same streams. Radiative backpropagation draws its independent
+    /// radiance estimates from such streams. The new stream is independent (not stratified).
+    pub fn split(&self) -> SampleStream {
+        let (state, increment) = self.rng.words();
+        let halves = |word: u64| (word as u32, (word >> 32) as u32);
+        let (state_low, state_high) = halves(state);
+        let (increment_low, increment_high) = halves(increment);
+        // Encrypting both words with a key of their own keeps the new (state, stream) pair
+        // apart from every pair that seeding or another split produces.
+        let state = tea(state_low ^ increment_low, state_high ^ increment_high, SPLIT_KEY, TEA_ROUNDS);
+        let stream = tea(state.0, state.1, SPLIT_KEY, TEA_ROUNDS);
+        SampleStream { rng: Pcg32::new(join(state.0, state.1), join(stream.0, stream.1)), strata: None }
     }
 
     /// The next uniform point in `[0, 1)²`.

@@ -35,6 +35,12 @@ impl Pcg32 {
         xorshifted.rotate_right((old >> 59) as u32)
     }
 
+    /// The generator's state and stream increment, from which a new, unrelated generator can
+    /// be derived.
+    pub(crate) fn words(&self) -> (u64, u64) {
+        (self.state, self.increment)
+    }
+
     /// A uniform float in `[0, 1)`: the top 24 bits of `next_u32` times 2^-24, so every value
     /// is exact and the largest is `1 - 2^-24`.
     pub fn next_f32(&mut self) -> f32 {
