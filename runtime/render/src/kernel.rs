@@ -47,8 +47,10 @@ impl Scene {
             .map_err(|e| RenderError::Link(e.to_string()))?;
         let module = drs_opt::prepare_for_backend(&linked.module, OptLevel::Default);
         let entry = FuncId(0);
-        // The integrator instance and the scene are the same in every lane.
-        let options = Options::new(lanes).uniform(module.function(entry).name.clone(), vec![true, true]);
+        // The integrator instance and the scene are the same in every lane; the host calls the
+        // entry alone.
+        let name = module.function(entry).name.clone();
+        let options = Options::new(lanes).uniform(name.clone(), vec![true, true]).entry(name);
         let jit =
             KernelCache::global().get_or_compile(&module, &options).map_err(|e| RenderError::Compile(e.to_string()))?;
         let mut externs = jit.externs();

@@ -46,7 +46,9 @@ impl CacheKey {
     /// and the module (postcard-encoded).
     pub fn of(module: &Module, options: &Options) -> Result<CacheKey, Error> {
         let mut h = CacheKey::hasher(b"module")?;
-        h.update(&postcard::to_allocvec(&(options.lanes, &options.uniform_params)).expect("serialisable"));
+        h.update(
+            &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
+        );
         h.update(&postcard::to_allocvec(module).expect("modules are serialisable"));
         Ok(CacheKey(*h.finalize().as_bytes()))
     }

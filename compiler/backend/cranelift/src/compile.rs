@@ -163,7 +163,8 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
     }
 
     // `DRS_CRANELIFT_DUMP=1` prints the Cranelift IR of every function before compilation;
-    // `DRS_CRANELIFT_DUMP=asm` prints the machine code of entry wrappers too.
+    // `DRS_CRANELIFT_DUMP=asm` prints the machine code of entry wrappers too. (`DRS_PERF_MAP=1`
+    // names the loaded code for `perf`: see `NativeModule::load`.)
     let dump = std::env::var_os("DRS_CRANELIFT_DUMP").is_some_and(|v| v != "0");
     let dump_asm = std::env::var_os("DRS_CRANELIFT_DUMP").is_some_and(|v| v == "asm");
     let mut ctx = Context::new();
@@ -185,6 +186,10 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         ctx.clear();
 
         // The entry wrapper, with the body inline and specialised for uniform parameters.
+        if !options.is_entry(&f.name) {
+            entries.push(None);
+            continue;
+        }
         let uniform: &[bool] =
             if shape.vector() { options.uniform_params.get(&f.name).map_or(&[], |u| u) } else { &[] };
         ctx.func.signature = entry_sig.clone();
@@ -200,7 +205,7 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
             );
         }
         ctx.set_disasm(dump_asm);
-        entries.push(blob.define(isa, &mut ctx, &f.name)?);
+        entries.push(Some(blob.define(isa, &mut ctx, &f.name)?));
         if let (true, Some(code)) = (dump_asm, ctx.compiled_code()) {
             eprintln!("; machine code of the entry of {}\n{}", f.name, code.vcode.as_deref().unwrap_or(""));
         }
@@ -214,11 +219,13 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         .functions
         .iter()
         .zip(entries)
-        .map(|(f, entry)| NativeFn {
+        .zip(internal)
+        .map(|((f, entry), internal)| NativeFn {
             name: f.name.clone(),
             params: f.param_types(),
             results: f.result_types.clone(),
             entry,
+            internal,
         })
         .collect();
     Ok(NativeModule {

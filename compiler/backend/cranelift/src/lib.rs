@@ -88,7 +88,7 @@ pub use native::{NativeModule, Target, NATIVE_CODE_SUPPORTED, NATIVE_FORMAT_VERS
 use abi::{host_trampoline, take_host_error, HostSlot};
 use drs_ir::{ExternDecl, FuncId, Module, Op, Region, Ty};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_void;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -136,11 +136,27 @@ pub struct Options {
     /// follow the function's parameters; missing trailing flags mean varying. Ignored in
     /// scalar mode. Calls between functions always pass varying values.
     pub uniform_params: BTreeMap<String, Vec<bool>>,
+    /// The functions the host can call: `None`, every function; else only those named, and
+    /// the others are compiled only as callees. Each callable function costs an entry wrapper
+    /// with its body inline, so a kernel with one entry point compiles in about half the time.
+    pub entries: Option<BTreeSet<String>>,
 }
 
 impl Options {
     pub fn new(lanes: Lanes) -> Options {
-        Options { lanes, uniform_params: BTreeMap::new() }
+        Options { lanes, uniform_params: BTreeMap::new(), entries: None }
+    }
+
+    /// Makes `function` callable from the host, and with it only the functions named so far
+    /// (see [`Options::entries`]).
+    pub fn entry(mut self, function: impl Into<String>) -> Options {
+        self.entries.get_or_insert_with(BTreeSet::new).insert(function.into());
+        self
+    }
+
+    /// Whether the host can call `function` (see [`Options::entries`]).
+    pub(crate) fn is_entry(&self, function: &str) -> bool {
+        self.entries.as_ref().is_none_or(|names| names.contains(function))
     }
 
     /// Declares the uniform parameters of `function` (see [`Options::uniform_params`]).
@@ -238,7 +254,8 @@ struct CompiledFn {
     name: String,
     params: Vec<Ty>,
     results: Vec<Ty>,
-    entry: EntryFn,
+    /// None for a function compiled only as a callee ([`Options::entries`]).
+    entry: Option<EntryFn>,
 }
 
 /// A compiled module.
@@ -370,6 +387,9 @@ pub(crate) fn check_module(module: &Module, options: &Options) -> Result<(), Err
             return Err(Error::BadOptions(format!("`{name}` has {n} parameters, {} uniform flags given", flags.len())));
         }
     }
+    if let Some(name) = options.entries.iter().flatten().find(|name| module.find(name).is_none()) {
+        return Err(Error::BadOptions(format!("no function `{name}` to make an entry")));
+    }
     Ok(())
 }
 
@@ -393,21 +413,24 @@ impl Jit {
         self.lanes
     }
 
+    /// The callable function `name`; [`Error::UnknownFunction`] also for a function compiled
+    /// only as a callee ([`Options::entries`]).
     pub fn function(&self, name: &str) -> Result<Kernel<'_>, Error> {
-        let index = self
-            .functions
+        self.functions
             .iter()
             .position(|f| f.name == name)
-            .ok_or_else(|| Error::UnknownFunction(name.to_string()))?;
-        Ok(Kernel { jit: self, index })
+            .and_then(|index| self.kernel(index))
+            .ok_or_else(|| Error::UnknownFunction(name.to_string()))
     }
 
+    /// Like [`Jit::function`], by the function's id in the module.
     pub fn function_by_id(&self, id: FuncId) -> Result<Kernel<'_>, Error> {
-        if (id.0 as usize) < self.functions.len() {
-            Ok(Kernel { jit: self, index: id.0 as usize })
-        } else {
-            Err(Error::UnknownFunction(format!("#{}", id.0)))
-        }
+        self.kernel(id.0 as usize).ok_or_else(|| Error::UnknownFunction(format!("#{}", id.0)))
+    }
+
+    fn kernel(&self, index: usize) -> Option<Kernel<'_>> {
+        let entry = self.functions.get(index)?.entry?;
+        Some(Kernel { jit: self, index, entry })
     }
 
     /// A table for this module's externs, with nothing bound yet.
@@ -421,6 +444,7 @@ impl Jit {
 pub struct Kernel<'j> {
     jit: &'j Jit,
     index: usize,
+    entry: EntryFn,
 }
 
 impl<'j> Kernel<'j> {
@@ -443,7 +467,7 @@ impl<'j> Kernel<'j> {
     /// The raw entry wrapper (see [`EntryFn`] and [`Context`]) for callers that manage their
     /// own tables; valid while the [`Jit`] lives.
     pub fn entry(&self) -> EntryFn {
-        self.info().entry
+        self.entry
     }
 
     /// Runs one group of lanes, all active. `args` is `[param][lane]` (`params().len() *
@@ -559,7 +583,7 @@ impl<'j> Kernel<'j> {
         let ctx = Context { buffers: buffers.as_ptr().cast(), externs: externs.table.as_ptr(), groups, stride, active };
         take_host_error();
         // SAFETY: the caller checked the arrays; tables match the module (checked).
-        unsafe { (self.info().entry)(args, results, &ctx) };
+        unsafe { (self.entry)(args, results, &ctx) };
         match take_host_error() {
             Some(e) => Err(e),
             None => Ok(()),

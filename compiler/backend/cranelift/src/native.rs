@@ -46,7 +46,7 @@ use std::sync::OnceLock;
 /// Version of the serialised form of [`NativeModule`] and of the binary interface its code
 /// assumes (`abi.rs`: [`crate::Context`], [`crate::Buffer`], [`crate::ExternEntry`], host
 /// symbols). Bumped whenever any of them changes.
-pub const NATIVE_FORMAT_VERSION: u32 = 1;
+pub const NATIVE_FORMAT_VERSION: u32 = 2;
 /// Whether this host's architecture has native code (x86-64 and AArch64: the relocations the
 /// loader applies).
 pub const NATIVE_CODE_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
@@ -129,8 +129,11 @@ pub(crate) struct NativeFn {
     pub name: String,
     pub params: Vec<Ty>,
     pub results: Vec<Ty>,
-    /// Offset of the entry wrapper in the code.
-    pub entry: u32,
+    /// Offset of the entry wrapper in the code; None for a function compiled only as a
+    /// callee ([`Options::entries`]).
+    pub entry: Option<u32>,
+    /// Offset of the internal version (which other functions call) in the code.
+    pub internal: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -335,8 +338,10 @@ impl NativeModule {
         if !self.align.is_power_of_two() || self.align > MAX_ALIGN {
             return invalid(format!("alignment {} is not a power of two up to {MAX_ALIGN}", self.align));
         }
-        if let Some(f) = self.functions.iter().find(|f| f.entry as usize >= len) {
-            return invalid(format!("the entry of `{}` is outside the code", f.name));
+        if let Some(f) =
+            self.functions.iter().find(|f| f.entry.is_some_and(|e| e as usize >= len) || f.internal as usize >= len)
+        {
+            return invalid(format!("the code of `{}` is outside the code", f.name));
         }
         for r in &self.relocs {
             if r.offset as usize + r.kind.width() > len {
@@ -382,6 +387,9 @@ impl NativeModule {
         #[cfg(target_arch = "aarch64")]
         wasmtime_internal_jit_icache_coherence::pipeline_flush_mt().map_err(|e| Error::Memory(e.to_string()))?;
         let base = exec.as_ptr();
+        if std::env::var_os("DRS_PERF_MAP").is_some_and(|v| v != "0") {
+            self.write_perf_map(base as u64);
+        }
         let functions = self
             .functions
             .iter()
@@ -391,7 +399,9 @@ impl NativeModule {
                 results: f.results.clone(),
                 // SAFETY: the entry wrapper was compiled with the C signature of `EntryFn`, and
                 // its offset is inside the (now executable) code.
-                entry: unsafe { std::mem::transmute::<*const u8, EntryFn>(base.add(f.entry as usize)) },
+                entry: f
+                    .entry
+                    .map(|entry| unsafe { std::mem::transmute::<*const u8, EntryFn>(base.add(entry as usize)) }),
             })
             .collect();
         Ok(Jit {
@@ -402,6 +412,39 @@ impl NativeModule {
             buffers: self.buffers as usize,
             _code: Code(exec),
         })
+    }
+}
+
+impl NativeModule {
+    /// Appends the functions of the code loaded at `base` to `/tmp/perf-<pid>.map`, where
+    /// `perf report` looks up the names of JIT code. Best effort: a profiling aid, so a
+    /// failure to write is reported and otherwise ignored. A function's size runs to the next
+    /// function's start (alignment padding included).
+    fn write_perf_map(&self, base: u64) {
+        use std::io::Write;
+        let mut starts: Vec<(u32, String)> = self
+            .functions
+            .iter()
+            .flat_map(|f| {
+                let entry = f.entry.map(|entry| (entry, format!("{} (entry)", f.name)));
+                std::iter::once((f.internal, f.name.clone())).chain(entry)
+            })
+            .collect();
+        starts.sort();
+        let mut map = String::new();
+        for (i, (start, name)) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(self.code.len() as u32, |next| next.0);
+            map.push_str(&format!("{:x} {:x} drs:{name}\n", base + u64::from(*start), end - start));
+        }
+        let path = std::env::temp_dir().join(format!("perf-{}.map", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(map.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("DRS_PERF_MAP: cannot write {}: {e}", path.display());
+        }
     }
 }
 
@@ -604,7 +647,7 @@ mod tests {
     fn inconsistent_code_is_rejected_before_loading() {
         let native = NativeModule::compile(&module(), &Options::new(Lanes::X1)).unwrap();
         let mut bad = native.clone();
-        bad.functions[0].entry = bad.code.len() as u32;
+        bad.functions[0].entry = Some(bad.code.len() as u32);
         assert!(matches!(NativeModule::from_bytes(&bad.to_bytes()), Err(Error::InvalidNativeCode(_))));
         let mut bad = native.clone();
         bad.relocs[0].offset = bad.code.len() as u32 - 2;

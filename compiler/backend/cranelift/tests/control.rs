@@ -4,7 +4,7 @@
 mod common;
 
 use common::{check, Host};
-use drs_cranelift::{Buffer, Error, Jit, Lanes, Options};
+use drs_cranelift::{Buffer, Error, Jit, Lanes, NativeModule, Options};
 use drs_ir::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -775,4 +775,37 @@ fn large_local_arrays() {
         Err(e) => panic!("another error: {e}"),
         Ok(_) => panic!("an oversized local array compiled"),
     }
+}
+
+#[test]
+fn only_named_entries_are_callable() {
+    let mut m = Module::default();
+    let inner = func(&mut m, "inner", &[Ty::F32], |b, p| {
+        let z = busy(b, p[0], 5);
+        vec![z]
+    });
+    func(&mut m, "outer", &[Ty::F32], |b, p| {
+        let y = b.call(inner, vec![p[0]]);
+        let two = b.f32(2.0);
+        vec![b.mul(y[0], two)]
+    });
+    let lanes: Vec<Vec<u32>> = (0..9).map(|l| vec![f(l as f32 * 0.4 - 1.5)]).collect();
+    for mode in Lanes::ALL {
+        let all = Jit::compile_with(&m, &Options::new(mode)).unwrap();
+        let options = Options::new(mode).entry("outer");
+        let one = Jit::compile_with(&m, &options).unwrap();
+        // The same code runs; the callee alone is not callable from the host.
+        let want = common::run_jit(&all, "outer", &lanes, &[], &[]);
+        assert_eq!(common::run_jit(&one, "outer", &lanes, &[], &[]), want, "{mode:?}");
+        assert!(matches!(one.function("inner"), Err(Error::UnknownFunction(_))));
+        assert!(matches!(one.function_by_id(inner), Err(Error::UnknownFunction(_))));
+        assert!(all.function("inner").is_ok());
+        // Without the callee's entry wrapper, the code is smaller.
+        let sizes = [Options::new(mode), options].map(|o| NativeModule::compile(&m, &o).unwrap().code_size());
+        assert!(sizes[1] < sizes[0], "{mode:?}: {sizes:?}");
+    }
+    assert!(matches!(
+        Jit::compile_with(&m, &Options::new(Lanes::X4).entry("nope")),
+        Err(Error::BadOptions(m)) if m.contains("nope")
+    ));
 }
