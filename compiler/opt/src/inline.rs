@@ -8,7 +8,7 @@
 //! Functions are never removed (their ids are the module's interface); DCE of unreferenced
 //! functions is the linker's business.
 
-use crate::util::{callees, rename_uses, size, Subst};
+use crate::util::{callees, rename_uses, size, walk_insts, Subst};
 use drs_ir::{FuncId, Function, Inst, Module, Op, Region, Value};
 
 /// When a call is inlined.
@@ -23,12 +23,22 @@ pub struct InlineOptions {
     pub max_caller: usize,
     /// Inline every call outside recursive cycles.
     pub full: bool,
+    /// The module is a kernel whose only entry point is function 0: a callee called from
+    /// one place among the functions reachable from it is inlined there whatever its size,
+    /// which adds no code once the callee, then unreachable, is dropped ([`crate::extract`]).
+    pub single_call_site: bool,
 }
 
 impl InlineOptions {
-    pub const DEFAULT: InlineOptions = InlineOptions { threshold: 60, always_below: 12, max_caller: 4000, full: false };
-    pub const FULL: InlineOptions =
-        InlineOptions { threshold: usize::MAX, always_below: usize::MAX, max_caller: usize::MAX, full: true };
+    pub const DEFAULT: InlineOptions =
+        InlineOptions { threshold: 60, always_below: 12, max_caller: 4000, full: false, single_call_site: false };
+    pub const FULL: InlineOptions = InlineOptions {
+        threshold: usize::MAX,
+        always_below: usize::MAX,
+        max_caller: usize::MAX,
+        full: true,
+        single_call_site: false,
+    };
 }
 
 impl Default for InlineOptions {
@@ -107,6 +117,7 @@ pub fn inline_calls(module: &mut Module, opts: &InlineOptions) {
         }
         false
     };
+    let single_site = if opts.single_call_site { call_sites_from_entry(module) } else { vec![0; n] };
     for &fi in &order {
         let candidates: Vec<FuncId> = calls[fi]
             .iter()
@@ -121,7 +132,7 @@ pub fn inline_calls(module: &mut Module, opts: &InlineOptions) {
             .filter_map(|g| {
                 let callee = module.function(g);
                 let n = size(&callee.body);
-                let always = opts.full || n <= opts.always_below;
+                let always = opts.full || n <= opts.always_below || single_site[g.0 as usize] == 1;
                 (always || n <= opts.threshold).then(|| Candidate { id: g, function: callee.clone(), always })
             })
             .collect();
@@ -131,6 +142,21 @@ pub fn inline_calls(module: &mut Module, opts: &InlineOptions) {
         let f = &mut module.functions[fi];
         inline_into(f, &chosen, opts.max_caller);
     }
+}
+
+/// For each function, the number of calls to it in the functions reachable from function 0.
+fn call_sites_from_entry(module: &Module) -> Vec<usize> {
+    let mut sites = vec![0; module.functions.len()];
+    for f in crate::reachable_from(module, FuncId(0)) {
+        walk_insts(&module.function(f).body, &mut |inst| {
+            if let Op::Call(g, _) = inst.op {
+                if let Some(count) = sites.get_mut(g.0 as usize) {
+                    *count += 1;
+                }
+            }
+        });
+    }
+    sites
 }
 
 /// Inlines the calls of `callees` in `f`, in program order: those marked `always` every time,

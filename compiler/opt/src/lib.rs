@@ -61,7 +61,9 @@ pub use licm::{licm, licm_function};
 pub use math::{eval as eval_math, expand_math, helper_function};
 pub use uniform::uniform_values;
 
-use drs_ir::{Function, Module};
+use std::collections::HashMap;
+
+use drs_ir::{FuncId, Function, Module, Op};
 
 /// How hard [`optimize`] works.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -85,12 +87,22 @@ pub const MAX_ROUNDS: usize = 8;
 /// Optimises every function of the module at `level`, repeating the passes until nothing
 /// changes (at most [`MAX_ROUNDS`] rounds).
 pub fn optimize(module: &mut Module, level: OptLevel) {
-    let inline = match level {
-        OptLevel::None => return,
-        OptLevel::Basic => None,
+    if level != OptLevel::None {
+        optimize_with(module, inlining(level));
+    }
+}
+
+/// The inlining of `level`.
+fn inlining(level: OptLevel) -> Option<InlineOptions> {
+    match level {
+        OptLevel::None | OptLevel::Basic => None,
         OptLevel::Default => Some(InlineOptions::DEFAULT),
         OptLevel::Full => Some(InlineOptions::FULL),
-    };
+    }
+}
+
+/// The pass pipeline to a fixpoint, with `inline` as the inlining.
+fn optimize_with(module: &mut Module, inline: Option<InlineOptions>) {
     for _ in 0..MAX_ROUNDS {
         let before = module.clone();
         if let Some(opts) = &inline {
@@ -115,6 +127,72 @@ pub fn prepare_for_backend(module: &Module, level: OptLevel) -> Module {
     expand_math(&mut module);
     optimize(&mut module, level);
     module
+}
+
+/// [`prepare_for_backend`] for a kernel: a module whose only entry point is `entry` (the
+/// host calls nothing else). The result holds the functions reachable from `entry`, with
+/// `entry` as function 0, and from [`OptLevel::Default`] on also inlines every callee called
+/// from a single place, whatever its size ([`InlineOptions::single_call_site`]).
+pub fn prepare_kernel(module: &Module, level: OptLevel, entry: FuncId) -> Module {
+    let mut module = extract(module, &reachable_from(module, entry));
+    let inline = inlining(level).map(|opts| InlineOptions { single_call_site: true, ..opts });
+    if level != OptLevel::None {
+        optimize_with(&mut module, inline);
+    }
+    expand_math(&mut module);
+    if level != OptLevel::None {
+        optimize_with(&mut module, inline);
+    }
+    extract(&module, &reachable_from(&module, FuncId(0)))
+}
+
+/// The functions `entry` calls, directly or not, and `entry` itself (first), in the order
+/// a depth-first walk meets them.
+pub fn reachable_from(module: &Module, entry: FuncId) -> Vec<FuncId> {
+    let mut order = vec![entry];
+    let mut seen = vec![false; module.functions.len()];
+    seen[entry.0 as usize] = true;
+    let mut next = 0;
+    while let Some(&f) = order.get(next) {
+        next += 1;
+        for g in util::callees(&module.function(f).body) {
+            if !std::mem::replace(&mut seen[g.0 as usize], true) {
+                order.push(g);
+            }
+        }
+    }
+    order
+}
+
+/// A module of the functions `order` names, in that order (renumbered: `order[i]` becomes
+/// function `i`), with only the externs and buffers they use. Every function called from one
+/// of them must be in `order`.
+pub fn extract(module: &Module, order: &[FuncId]) -> Module {
+    let function_ids: HashMap<FuncId, FuncId> = order.iter().enumerate().map(|(i, &f)| (f, FuncId(i as u32))).collect();
+    let mut extern_ids: HashMap<u32, u32> = HashMap::new();
+    let mut buffer_ids: HashMap<u32, u32> = HashMap::new();
+    let mut out = Module { functions: Vec::new(), externs: Vec::new(), buffers: Vec::new() };
+    for &f in order {
+        let mut function = module.function(f).clone();
+        util::walk_insts_mut(&mut function.body, &mut |inst| match &mut inst.op {
+            Op::Call(g, _) => *g = function_ids[g],
+            Op::CallExtern(e, _) => {
+                *e = *extern_ids.entry(*e).or_insert_with(|| {
+                    out.externs.push(module.externs[*e as usize].clone());
+                    out.externs.len() as u32 - 1
+                })
+            }
+            Op::Load { buffer, .. } | Op::Store { buffer, .. } | Op::AtomicAdd { buffer, .. } => {
+                *buffer = *buffer_ids.entry(*buffer).or_insert_with(|| {
+                    out.buffers.push(module.buffers[*buffer as usize].clone());
+                    out.buffers.len() as u32 - 1
+                })
+            }
+            _ => {}
+        });
+        out.functions.push(function);
+    }
+    out
 }
 
 /// Folding, GVN and DCE of one function on its own (calls are treated as having side

@@ -280,7 +280,7 @@ fn call_module() -> Module {
 
 #[test]
 fn inline_small_callees() {
-    let opts = InlineOptions { threshold: 10, always_below: 4, max_caller: 1000, full: false };
+    let opts = InlineOptions { threshold: 10, always_below: 4, max_caller: 1000, full: false, single_call_site: false };
     insta::assert_snapshot!(before_after(call_module(), |m| inline_calls(m, &opts)));
 }
 
@@ -395,14 +395,23 @@ fn inline_respects_the_caller_cap() {
     };
     // main has 2 instructions, lerp 2, poly 18; both are under the threshold
     let mut m = call_module();
-    inline_calls(&mut m, &InlineOptions { threshold: 100, always_below: 1, max_caller: 3, full: false });
+    inline_calls(
+        &mut m,
+        &InlineOptions { threshold: 100, always_below: 1, max_caller: 3, full: false, single_call_site: false },
+    );
     verify_module(&m).unwrap();
     assert_eq!(count_calls(&m), 2, "nothing fits the cap");
     let mut m = call_module();
-    inline_calls(&mut m, &InlineOptions { threshold: 100, always_below: 2, max_caller: 3, full: false });
+    inline_calls(
+        &mut m,
+        &InlineOptions { threshold: 100, always_below: 2, max_caller: 3, full: false, single_call_site: false },
+    );
     assert_eq!(count_calls(&m), 1, "lerp is always inlined, poly does not fit");
     let mut m = call_module();
-    inline_calls(&mut m, &InlineOptions { threshold: 100, always_below: 1, max_caller: 30, full: false });
+    inline_calls(
+        &mut m,
+        &InlineOptions { threshold: 100, always_below: 1, max_caller: 30, full: false, single_call_site: false },
+    );
     verify_module(&m).unwrap();
     assert_eq!(count_calls(&m), 0, "both fit: 2 + 2 + 18 <= 30");
 }
@@ -660,4 +669,43 @@ fn dce_drops_write_only_arrays() {
     let text = print_function(&m, f);
     assert_eq!(text.matches("local_store").count(), 1, "{text}");
     assert_eq!(drs_interp::Interpreter::new(&m).call(FuncId(0), &[3, 2f32.to_bits()]).unwrap(), before);
+}
+
+/// A callee far above the inlining threshold: `x` through 40 multiply-adds.
+fn big_function(name: &str) -> Function {
+    function(name, &[Ty::F32], &[Ty::F32], &Signatures::default(), |b, p| {
+        let mut acc = p[0];
+        for k in 0..40 {
+            let c = b.f32(1.0 / (k + 2) as f32);
+            acc = b.fma(acc, c, p[0]);
+        }
+        vec![acc]
+    })
+}
+
+#[test]
+fn kernels_inline_callees_with_one_call_site_and_drop_the_rest() {
+    let mut m = Module::default();
+    m.functions.push(big_function("unused"));
+    m.functions.push(big_function("once"));
+    m.functions.push(big_function("twice"));
+    let sigs = Signatures::of(&m);
+    m.functions.push(function("entry", &[Ty::F32], &[Ty::F32], &sigs, |b, p| {
+        let a = b.call(FuncId(1), vec![p[0]])[0];
+        let c = b.call(FuncId(2), vec![a])[0];
+        let d = b.call(FuncId(2), vec![c])[0];
+        vec![d]
+    }));
+    verify_module(&m).unwrap();
+    let kernel = prepare_kernel(&m, OptLevel::Default, FuncId(3));
+    verify_module(&kernel).unwrap();
+    let names: Vec<&str> = kernel.functions.iter().map(|f| f.name.as_str()).collect();
+    // The entry first; `once` inlined (then unreachable), `twice` kept, `unused` dropped.
+    assert_eq!(names, ["entry", "twice"]);
+    // The general preparation keeps every function and inlines neither big callee.
+    let general = prepare_for_backend(&m, OptLevel::Default);
+    assert_eq!(general.functions.len(), 4);
+    let x = 0.75f32.to_bits();
+    let run = |m: &Module, f: FuncId| drs_interp::Interpreter::new(m).call(f, &[x]).unwrap()[0];
+    assert_eq!(run(&kernel, FuncId(0)), run(&m, FuncId(3)));
 }

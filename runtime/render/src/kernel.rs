@@ -45,8 +45,9 @@ impl Scene {
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `sample` method", def.name)))?;
         let linked = crate::link::link(program, &self.types, self.nesting, sample, mode)
             .map_err(|e| RenderError::Link(e.to_string()))?;
-        let module = drs_opt::prepare_for_backend(&linked.module, OptLevel::Default);
+        // The linked module's entry is function 0, and stays so.
         let entry = FuncId(0);
+        let module = drs_opt::prepare_kernel(&linked.module, OptLevel::Default, entry);
         // The integrator instance and the scene are the same in every lane; the host calls the
         // entry alone.
         let name = module.function(entry).name.clone();

@@ -117,7 +117,7 @@ pub fn link(
         };
     }
     let order = linker.resolve_reachable(entry)?;
-    Ok(Linked { module: crate::nesting::unroll_cycles(prune(&linker.module, &order), max_nesting) })
+    Ok(Linked { module: crate::nesting::unroll_cycles(drs_opt::extract(&linker.module, &order), max_nesting) })
 }
 
 struct Linker<'a> {
@@ -325,34 +325,4 @@ fn null_function(decl: &ExternDecl) -> Function {
     let null = b.u32(NULL_HANDLE);
     b.finish(vec![null]);
     f
-}
-
-/// The module of the functions in `order` (renumbered in that order) with only the externs
-/// and buffers they use.
-fn prune(module: &Module, order: &[FuncId]) -> Module {
-    let function_ids: HashMap<FuncId, FuncId> = order.iter().enumerate().map(|(i, &f)| (f, FuncId(i as u32))).collect();
-    let mut extern_ids: HashMap<u32, u32> = HashMap::new();
-    let mut buffer_ids: HashMap<u32, u32> = HashMap::new();
-    let mut out = Module { functions: Vec::new(), externs: Vec::new(), buffers: Vec::new() };
-    for &f in order {
-        let mut function = module.function(f).clone();
-        walk_insts_mut(&mut function.body, &mut |inst| match &mut inst.op {
-            Op::Call(g, _) => *g = function_ids[g],
-            Op::CallExtern(e, _) => {
-                *e = *extern_ids.entry(*e).or_insert_with(|| {
-                    out.externs.push(module.externs[*e as usize].clone());
-                    out.externs.len() as u32 - 1
-                })
-            }
-            Op::Load { buffer, .. } | Op::Store { buffer, .. } | Op::AtomicAdd { buffer, .. } => {
-                *buffer = *buffer_ids.entry(*buffer).or_insert_with(|| {
-                    out.buffers.push(module.buffers[*buffer as usize].clone());
-                    out.buffers.len() as u32 - 1
-                })
-            }
-            _ => {}
-        });
-        out.functions.push(function);
-    }
-    out
 }
