@@ -33,6 +33,7 @@ SCENES = [
     "twosided",
     "blendbsdf",
     "mask",
+    "spot",
 ]
 MAX_BYTES = 200_000
 failures = []

@@ -47,6 +47,7 @@ render roughconductor "$root/tests/scenes/roughconductor.xml"
 render twosided "$root/tests/scenes/twosided.xml"
 render blendbsdf "$root/tests/scenes/blendbsdf.xml"
 render mask "$root/tests/scenes/mask.xml"
+render spot "$root/tests/scenes/spot.xml"
 
 "$MITSUBA_PY" "$root/tests/references/check_references.py" "$work"
 cp "$work"/*.exr "$root/tests/references/"

@@ -336,10 +336,15 @@ impl<'a> SceneBuild<'a> {
         Ok(h)
     }
 
-    /// The scene value for param `name`, with the native emitters' alternative forms.
+    /// The scene value for param `name`, with the native emitters' alternative forms and
+    /// derived defaults.
     fn property_value(&self, object: &Object, kind: PluginKind, name: &str) -> Option<Value> {
         if let Some(v) = object.value(name) {
             return Some(v.clone());
+        }
+        if (kind, object.plugin(), name) == (PluginKind::Emitter, "spot", "beam_width") {
+            // Mitsuba's default core: 3/4 of the cone.
+            return Some(Value::Float(0.75 * object.float("cutoff_angle")?));
         }
         let to_world = object.transform("to_world")?;
         match (kind, object.plugin(), name) {

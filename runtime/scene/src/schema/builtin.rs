@@ -4,7 +4,7 @@
 
 use crate::desc::Category::{self, *};
 use crate::math::Transform;
-use crate::schema::{ParamKind as K, ParamSchema as P, PluginSchema, Range, Rule};
+use crate::schema::{Bound, ParamKind as K, ParamSchema as P, PluginSchema, Range, Rule};
 use crate::value::Value;
 
 pub(super) fn scene_root() -> PluginSchema {
@@ -102,6 +102,8 @@ fn sampler(name: &str) -> PluginSchema {
 
 fn emitters() -> Vec<PluginSchema> {
     let non_negative = Range::at_least(0.0);
+    // A spot light's cutoff half-angle in degrees: (0, 180].
+    let cone_angle = Range { min: Some(Bound { value: 0.0, inclusive: false }), ..Range::between(0.0, 180.0) };
     vec![
         PluginSchema::new(Emitter, "area")
             .param(P::new("radiance", K::ColorTexture).default(Value::Spectrum(1.0)).range(non_negative))
@@ -111,6 +113,14 @@ fn emitters() -> Vec<PluginSchema> {
             .param(P::new("position", K::Point))
             .param(P::new("to_world", K::Transform))
             .rule(Rule::Exclusive("position".into(), "to_world".into())),
+        // Angles in degrees. `beam_width` has no default here: Mitsuba's is 3/4 of the
+        // scene's `cutoff_angle`, which the runtime computes.
+        PluginSchema::new(Emitter, "spot")
+            .param(P::new("intensity", K::Color).default(Value::Spectrum(1.0)).range(non_negative))
+            .param(P::new("cutoff_angle", K::Float).default(20.0).range(cone_angle))
+            .param(P::new("beam_width", K::Float).range(Range::between(0.0, 180.0)))
+            .param(P::new("texture", K::ColorTexture).default(Value::Spectrum(1.0)).range(non_negative))
+            .param(P::new("to_world", K::Transform).default(Transform::IDENTITY)),
         PluginSchema::new(Emitter, "constant")
             .param(P::new("radiance", K::Color).default(Value::Spectrum(1.0)).range(non_negative)),
         PluginSchema::new(Emitter, "envmap")
