@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-pub mod bsdf_bench;
 pub mod chi2;
+pub mod plugin_bench;
 
 /// A deterministic stream of uniform numbers in [0, 1) (SplitMix64), for tests that need
 /// reproducible random inputs.

@@ -5,8 +5,8 @@
 
 use std::f64::consts::PI;
 
-use drs_tests::bsdf_bench::{Bench, HostValue, Probes, Sampled, TRANSPORT_IMPORTANCE, TRANSPORT_RADIANCE};
 use drs_tests::chi2::SphericalChi2;
+use drs_tests::plugin_bench::{Bench, HostValue, Probes, Sampled, TRANSPORT_IMPORTANCE, TRANSPORT_RADIANCE};
 use drs_tests::Uniforms;
 use HostValue::{Bool, F32, U32};
 

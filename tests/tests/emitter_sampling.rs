@@ -9,19 +9,14 @@
 //! functions of the area lights are the test's: a rectangle and a disk, sampled uniformly by
 //! area as the runtime samples shapes.
 
-use std::collections::HashMap;
 use std::f64::consts::PI;
-use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, OnceLock};
 
-use drs_cranelift::{Buffer, Externs, Jit, KernelCache, Lanes, Options};
-use drs_ir::FuncId;
-use drs_lower::layout::{HostValue, Layout};
-use drs_render::link::{self, EntryMode, LinkedTypes, TAG_SHIFT};
+use drs_lower::layout::HostValue;
 use drs_render::{Definitions, LibraryOptions, PluginLibrary, Scene};
-use drs_sema::program::PluginId;
 use drs_sema::types::PluginKind;
 use drs_tests::chi2::{Chi2Outcome, SphericalChi2};
+use drs_tests::plugin_bench::{Bench, Entry, HostFn};
 use drs_tests::Uniforms;
 
 // ------------------------------------------------------------------------ vectors (f64)
@@ -149,160 +144,45 @@ fn shape_pdf_position(args: &[u32], out: &mut [u32]) {
 
 // ----------------------------------------------------------------------------- harness
 
-/// The stdlib plugins and the probes, checked and lowered once per test binary.
+/// The stdlib plugins, for the scene tests.
 fn library() -> Arc<PluginLibrary> {
     static LIBRARY: OnceLock<Arc<PluginLibrary>> = OnceLock::new();
     LIBRARY
         .get_or_init(|| {
-            let probes = drs_tests::workspace_root().join("tests/probes");
-            let options = LibraryOptions { stdlib_dir: None, plugin_dirs: vec![probes] };
-            Arc::new(PluginLibrary::load(&options).unwrap_or_else(|e| panic!("the plugin library: {e}")))
+            Arc::new(PluginLibrary::load(&LibraryOptions::default()).unwrap_or_else(|e| panic!("the stdlib: {e}")))
         })
         .clone()
 }
 
-/// Plugin instances (emitters and the textures they hold) and their parameter buffers.
-#[derive(Default)]
-struct Lights {
-    types: LinkedTypes,
-    /// Param buffers by name, one element per instance of their plugin type.
-    buffers: HashMap<String, Vec<u32>>,
-    counts: HashMap<PluginId, u32>,
-}
-
-impl Lights {
-    fn emitter(&mut self, name: &str, params: &[(&str, HostValue)]) -> u32 {
-        self.instance(PluginKind::Emitter, name, params)
-    }
-
-    /// Adds an instance of the plugin of `kind` named `name` in scene files and returns its
-    /// handle. Params not given take their defaults; a `Texture<Color>` param given a colour
-    /// (or left at its constant default) gets an `srgb` instance, as in a scene.
-    fn instance(&mut self, kind: PluginKind, name: &str, params: &[(&str, HostValue)]) -> u32 {
-        let library = library();
-        let p = library.plugin(kind, name).unwrap_or_else(|| panic!("no {} plugin `{name}`", kind.keyword()));
-        let layouts = library.program().lowered.plugins[p].params.clone();
-        for (given, _) in params {
-            assert!(layouts.iter().any(|l| l.name == *given), "`{name}` has no param `{given}`");
-        }
-        let count = self.counts.entry(p).or_insert(0);
-        let instance = *count;
-        *count += 1;
-        let handle = self.tag(kind, p) << TAG_SHIFT | instance;
-        for layout in &layouts {
-            let given = params.iter().find(|(n, _)| *n == layout.name).map(|(_, v)| v.clone());
-            let value = given.or_else(|| layout.default.clone());
-            let bits = match (&layout.layout, value) {
-                (_, Some(HostValue::Handle(h))) => vec![h],
-                (Layout::Handle(type_name), Some(colour)) => {
-                    assert_eq!(type_name, "Texture<Color>", "`{name}.{}`", layout.name);
-                    let colour = match colour {
-                        HostValue::F32(x) => HostValue::List(vec![HostValue::F32(x); 3]),
-                        other => other,
-                    };
-                    vec![self.instance(PluginKind::Texture, "srgb", &[("value", colour)])]
-                }
-                (other, Some(value)) => {
-                    other.flatten(&value).unwrap_or_else(|e| panic!("`{name}.{}`: {e}", layout.name))
-                }
-                (_, None) => panic!("`{name}`: param `{}` has no default and was not given", layout.name),
-            };
-            let module = &library.program().lowered.module;
-            for (&b, bits) in layout.buffers.iter().zip(bits) {
-                let buffer = self.buffers.entry(module.buffers[b as usize].name.clone()).or_default();
-                buffer.resize(buffer.len().max(instance as usize + 1), 0);
-                buffer[instance as usize] = bits;
-            }
-        }
-        handle
-    }
-
-    /// The tag of plugin `p` among the linked types of its kind (added if new).
-    fn tag(&mut self, kind: PluginKind, p: PluginId) -> u32 {
-        let index = match self.types.iter().position(|(k, _)| *k == kind) {
-            Some(i) => i,
-            None => {
-                self.types.push((kind, Vec::new()));
-                self.types.len() - 1
-            }
-        };
-        let list = &mut self.types[index].1;
-        let tag = list.iter().position(|&q| q == p).unwrap_or_else(|| {
-            list.push(p);
-            list.len() - 1
-        });
-        tag as u32
-    }
-
-    /// The probes compiled for the plugin types and param values added so far.
-    fn compile(&self) -> Probes {
-        Probes {
-            sample: Probe::new("probe_sample_direction", self),
-            pdf: Probe::new("probe_pdf_direction", self),
-            eval_direction: Probe::new("probe_eval_direction", self),
-            eval: Probe::new("probe_emitter_eval", self),
-            flags: Probe::new("probe_emitter_flags", self),
-        }
+/// The emitter queries of tests/probes/emitter_probe.drs for `bench`'s emitters, with the
+/// test's shapes as host functions.
+fn emitter_probes(bench: &Bench) -> Probes {
+    // The emitter handle is the same in every lane of a batch.
+    let hosts: [(&str, HostFn); 2] =
+        [("shape_sample_position", shape_sample_position), ("shape_pdf_position", shape_pdf_position)];
+    let entry = |name: &str| Entry::new(name, bench, 1, &hosts);
+    Probes {
+        sample: entry("probe_sample_direction"),
+        pdf: entry("probe_pdf_direction"),
+        eval_direction: entry("probe_eval_direction"),
+        eval: entry("probe_emitter_eval"),
+        flags: entry("probe_emitter_flags"),
     }
 }
 
-/// One probe function, linked and compiled, with its buffers and host functions.
-struct Probe {
-    jit: Arc<Jit>,
-    externs: Externs,
-    buffers: Vec<Vec<AtomicU32>>,
-}
-
-impl Probe {
-    fn new(name: &str, lights: &Lights) -> Probe {
-        let library = library();
-        let program = library.program();
-        let f = program.find_fn(name).unwrap_or_else(|| panic!("no probe `{name}`"));
-        let linked = link::link(program, &lights.types, 0, f, EntryMode::Primal)
-            .unwrap_or_else(|e| panic!("linking {name}: {e}"));
-        let module = drs_opt::prepare_for_backend(&linked.module, drs_opt::OptLevel::Default);
-        // The emitter handle is the same in every lane of a batch; only the entry is called.
-        let entry = module.function(FuncId(0)).name.clone();
-        let options = Options::new(Lanes::X4).uniform(entry.clone(), vec![true]).entry(entry);
-        let jit = KernelCache::global().get_or_compile(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let mut externs = jit.externs();
-        for e in &module.externs {
-            let bound = match e.name.as_str() {
-                "shape_sample_position" => externs.bind(&e.name, shape_sample_position),
-                "shape_pdf_position" => externs.bind(&e.name, shape_pdf_position),
-                other => panic!("{name} calls the host function `{other}`, which the test does not provide"),
-            };
-            bound.unwrap_or_else(|err| panic!("{name}: {err}"));
-        }
-        let buffers = module
-            .buffers
-            .iter()
-            .map(|b| {
-                let data = lights.buffers.get(&b.name).filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| vec![0]);
-                data.into_iter().map(AtomicU32::new).collect()
-            })
-            .collect();
-        Probe { jit, externs, buffers }
+/// `[param][lane]` arguments: the emitter handle in every lane, then the lanes' rows of f32
+/// arguments (`rows` holds them back to back).
+fn probe_args(emitter: u32, lanes: usize, rows: &[f32]) -> Vec<u32> {
+    if lanes == 0 {
+        return Vec::new();
     }
-
-    /// Runs `lanes` lanes: the emitter handle, then the lane's row of f32 arguments (`rows`
-    /// holds them back to back). Returns the results `[result][lane]`.
-    fn call(&self, emitter: u32, lanes: usize, rows: &[f32]) -> Vec<u32> {
-        if lanes == 0 {
-            return Vec::new();
-        }
-        let width = rows.len() / lanes;
-        let mut args = Vec::with_capacity((1 + width) * lanes);
-        args.extend(std::iter::repeat_n(emitter, lanes));
-        for c in 0..width {
-            args.extend(rows.chunks_exact(width).map(|r| r[c].to_bits()));
-        }
-        let kernel = self.jit.function_by_id(FuncId(0)).expect("the entry is function 0");
-        let mut results = vec![0u32; kernel.results().len() * lanes];
-        let buffers: Vec<Buffer> = self.buffers.iter().map(|b| Buffer::new(b)).collect();
-        kernel.call_batch(lanes, &args, &mut results, &buffers, &self.externs).unwrap_or_else(|e| panic!("{e}"));
-        results
+    let width = rows.len() / lanes;
+    let mut args = Vec::with_capacity((1 + width) * lanes);
+    args.extend(std::iter::repeat_n(emitter, lanes));
+    for c in 0..width {
+        args.extend(rows.chunks_exact(width).map(|r| r[c].to_bits()));
     }
+    args
 }
 
 /// A result of `sample_direction`.
@@ -317,13 +197,13 @@ struct Sampled {
     delta: bool,
 }
 
-/// The compiled queries of a [`Lights`]' emitters, for any of its handles.
+/// The compiled queries of a [`Bench`]'s emitters, for any of its handles.
 struct Probes {
-    sample: Probe,
-    pdf: Probe,
-    eval_direction: Probe,
-    eval: Probe,
-    flags: Probe,
+    sample: Entry,
+    pdf: Entry,
+    eval_direction: Entry,
+    eval: Entry,
+    flags: Entry,
 }
 
 /// Rows of (x, y, n) for each target (y, n).
@@ -336,7 +216,7 @@ impl Probes {
     fn sample_direction(&self, emitter: u32, x: [f32; 3], samples: &[[f32; 2]]) -> Vec<Sampled> {
         let n = samples.len();
         let rows: Vec<f32> = samples.iter().flat_map(|s| [x[0], x[1], x[2], s[0], s[1]]).collect();
-        let r = self.sample.call(emitter, n, &rows);
+        let r = self.sample.call(n, &probe_args(emitter, n, &rows));
         let f = |c: usize, i: usize| f32::from_bits(r[c * n + i]);
         (0..n)
             .map(|i| Sampled {
@@ -352,24 +232,28 @@ impl Probes {
 
     /// `emitter.pdf_direction` from x toward each target point y with emitter normal n.
     fn pdf_direction(&self, emitter: u32, x: [f32; 3], targets: &[([f32; 3], [f32; 3])]) -> Vec<f32> {
-        self.pdf.call(emitter, targets.len(), &target_rows(x, targets)).into_iter().map(f32::from_bits).collect()
+        self.pdf
+            .call(targets.len(), &probe_args(emitter, targets.len(), &target_rows(x, targets)))
+            .into_iter()
+            .map(f32::from_bits)
+            .collect()
     }
 
     /// `emitter.eval_direction` from x toward each target point y with emitter normal n.
     fn eval_direction(&self, emitter: u32, x: [f32; 3], targets: &[([f32; 3], [f32; 3])]) -> Vec<[f32; 3]> {
         let n = targets.len();
-        let r = self.eval_direction.call(emitter, n, &target_rows(x, targets));
+        let r = self.eval_direction.call(n, &probe_args(emitter, n, &target_rows(x, targets)));
         (0..n).map(|i| [0, 1, 2].map(|c| f32::from_bits(r[c * n + i]))).collect()
     }
 
     /// `emitter.eval` at a surface point seen from the local direction wi.
     fn eval(&self, emitter: u32, wi: [f32; 3]) -> [f32; 3] {
-        let r = self.eval.call(emitter, 1, &wi);
+        let r = self.eval.call(1, &probe_args(emitter, 1, &wi));
         [0, 1, 2].map(|c| f32::from_bits(r[c]))
     }
 
     fn flags(&self, emitter: u32) -> u32 {
-        self.flags.call(emitter, 1, &[])[0]
+        self.flags.call(1, &probe_args(emitter, 1, &[]))[0]
     }
 }
 
@@ -434,11 +318,11 @@ fn chi2_area(
 }
 
 fn area_lights() -> (Probes, Vec<u32>) {
-    let mut lights = Lights::default();
+    let mut lights = Bench::new();
     let areas = (0..SHAPES.len())
         .map(|k| lights.emitter("area", &[("radiance", list(&[1.5, 2.5, 4.0])), ("shape", HostValue::U32(k as u32))]))
         .collect();
-    (lights.compile(), areas)
+    (emitter_probes(&lights), areas)
 }
 
 #[test]
@@ -478,10 +362,10 @@ fn area_light_chi2_rejects_a_density_off_by_a_cosine() {
 
 #[test]
 fn constant_environment_sampling_matches_its_density() {
-    let mut lights = Lights::default();
+    let mut lights = Bench::new();
     let radiance = [0.5f32, 1.0, 2.0];
     let constant = lights.emitter("constant", &[("radiance", list(&radiance))]);
-    let probes = lights.compile();
+    let probes = emitter_probes(&lights);
     let x = [0.3f32, -2.0, 1.0];
     let outcome = SphericalChi2 { sample_count: 500_000, ..SphericalChi2::default() }.run(
         |u| {
@@ -557,7 +441,7 @@ fn spot_light_follows_its_falloff_and_the_inverse_square_law() {
     // A non-uniform scale in the light's frame: the profile is measured in the local frame
     // that to_world's inverse gives, where the light's directions live.
     let stretch: V = [2.0, 0.5, 1.5];
-    let mut lights = Lights::default();
+    let mut lights = Bench::new();
     let spot = lights.emitter(
         "spot",
         &[
@@ -567,7 +451,7 @@ fn spot_light_follows_its_falloff_and_the_inverse_square_law() {
             ("to_world", spot_to_world(frame, stretch, position)),
         ],
     );
-    let probes = lights.compile();
+    let probes = emitter_probes(&lights);
     assert_eq!(probes.flags(spot), 0x1, "EMITTER_DELTA_POSITION");
     assert_eq!(probes.eval(spot, [0.0, 0.0, 1.0]), [0.0; 3], "a delta position is never hit");
 
@@ -608,10 +492,10 @@ fn spot_light_follows_its_falloff_and_the_inverse_square_law() {
 /// the cone leaves a hard edge at the cutoff.
 #[test]
 fn spot_light_defaults_and_hard_edges() {
-    let mut lights = Lights::default();
+    let mut lights = Bench::new();
     let default = lights.emitter("spot", &[]);
     let hard = lights.emitter("spot", &[("cutoff_angle", f(20.0)), ("beam_width", f(25.0))]);
-    let probes = lights.compile();
+    let probes = emitter_probes(&lights);
     // The default light sits at the origin and shines along +z.
     let at = |spot: u32, theta: f64| {
         let x = narrow(scale(direction_in([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], theta, 30.0), 2.0));
@@ -633,12 +517,12 @@ fn spot_light_defaults_and_hard_edges() {
 /// and y have the same sign.
 #[test]
 fn spot_light_projects_its_texture() {
-    let mut lights = Lights::default();
+    let mut lights = Bench::new();
     let (color0, color1) = ([1.0f32, 0.5, 0.25], [0.1f32, 0.2, 0.3]);
     let checker =
         lights.instance(PluginKind::Texture, "checkerboard", &[("color0", list(&color0)), ("color1", list(&color1))]);
     let spot = lights.emitter("spot", &[("intensity", list(&[2.0; 3])), ("texture", HostValue::Handle(checker))]);
-    let probes = lights.compile();
+    let probes = emitter_probes(&lights);
     let axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
     for (phi, colour) in [(45.0, color0), (135.0, color1), (225.0, color0), (315.0, color1)] {
         let x = narrow(direction_in(axes, 10.0, phi));

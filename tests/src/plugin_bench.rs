@@ -1,11 +1,12 @@
-//! A bench for BSDF plugins: instances of library plugins with their params, queried through
-//! the entry points of `tests/probes/bsdf_probe.drs` (`sample`, `eval`, `pdf`, `flags` on one
-//! BSDF handle), which the runtime's linker links with the bench's plugin types (calls through
-//! plugin references dispatch as in a render) and the Cranelift JIT compiles. Queries run in
-//! batches, so millions of samples take a fraction of a second.
+//! A bench for plugins: instances of library plugins with their params, queried through
+//! probe functions of `tests/probes/` that the runtime's linker links with the bench's plugin
+//! types (calls through plugin references dispatch as in a render) and the Cranelift JIT
+//! compiles. Queries run in batches, so millions of samples take a fraction of a second.
+//! [`Probes`] are the BSDF queries of `bsdf_probe.drs` (`sample`, `eval`, `pdf`, `flags` on
+//! one BSDF handle); other tests build their own from [`Entry`].
 //!
 //! ```no_run
-//! use drs_tests::bsdf_bench::{Bench, HostValue};
+//! use drs_tests::plugin_bench::{Bench, HostValue};
 //! let mut bench = Bench::new();
 //! let metal = bench.bsdf("roughconductor", &[("alpha", HostValue::F32(0.3))]);
 //! let probes = bench.compile();
@@ -69,6 +70,11 @@ impl Bench {
     /// Adds a BSDF instance; see [`Bench::instance`].
     pub fn bsdf(&mut self, name: &str, params: &[(&str, HostValue)]) -> u32 {
         self.instance(PluginKind::Bsdf, name, params)
+    }
+
+    /// Adds an emitter instance; see [`Bench::instance`].
+    pub fn emitter(&mut self, name: &str, params: &[(&str, HostValue)]) -> u32 {
+        self.instance(PluginKind::Emitter, name, params)
     }
 
     /// Adds an instance of the plugin of `kind` named `name` in scene files, and returns its
@@ -156,10 +162,10 @@ impl Bench {
         self.instance(PluginKind::Texture, texture, &[("value", value)])
     }
 
-    /// The probes compiled for the plugin types and param values added so far.
+    /// The BSDF probes compiled for the plugin types and param values added so far.
     pub fn compile(&self) -> Probes {
-        let nesting = self.nesting.values().copied().max().unwrap_or(0);
-        let entry = |name: &str| Entry::new(name, &self.types, nesting, &self.buffers);
+        // The BSDF handle and the transport mode are the same in every lane of a batch.
+        let entry = |name: &str| Entry::new(name, self, 2, &[]);
         Probes {
             sample: entry("probe_sample"),
             eval: entry("probe_eval"),
@@ -182,32 +188,42 @@ fn reference_kind(type_name: &str) -> Option<PluginKind> {
     })
 }
 
-/// One probe function, linked and compiled, with its buffers.
-struct Entry {
+/// A host function a probe may call, as [`Externs::bind`] takes it.
+pub type HostFn = fn(&[u32], &mut [u32]);
+
+/// One probe function, linked and compiled, with its buffers and host functions.
+pub struct Entry {
     jit: Arc<Jit>,
     externs: Externs,
     buffers: Vec<Vec<AtomicU32>>,
 }
 
 impl Entry {
-    fn new(name: &str, types: &LinkedTypes, nesting: usize, values: &HashMap<String, Vec<u32>>) -> Entry {
+    /// The probe function `name` linked with `bench`'s plugin types and param values. Its
+    /// first `uniform` params are the same in every lane of a batch (the plugin handle, ...);
+    /// `hosts` are the host functions it may call (any other is an error when called).
+    pub fn new(name: &str, bench: &Bench, uniform: usize, hosts: &[(&str, HostFn)]) -> Entry {
         let program = library().program();
         let f = program.find_fn(name).unwrap_or_else(|| panic!("no probe `{name}`"));
-        let linked =
-            link::link(program, types, nesting, f, EntryMode::Primal).unwrap_or_else(|e| panic!("linking {name}: {e}"));
-        let module = drs_opt::prepare_for_backend(&linked.module, drs_opt::OptLevel::Default);
+        let nesting = bench.nesting.values().copied().max().unwrap_or(0);
+        let linked = link::link(program, &bench.types, nesting, f, EntryMode::Primal)
+            .unwrap_or_else(|e| panic!("linking {name}: {e}"));
+        let module = drs_opt::prepare_kernel(&linked.module, drs_opt::OptLevel::Default, FuncId(0));
         let entry_fn = module.function(FuncId(0));
-        // The BSDF handle and the transport mode (its first two params) are the same in
-        // every lane of a batch.
-        let uniform = vec![true; entry_fn.params.len().min(2)];
-        let options = Options::new(Lanes::X4).uniform(entry_fn.name.clone(), uniform);
+        let uniform = vec![true; entry_fn.params.len().min(uniform)];
+        let options = Options::new(Lanes::X4).uniform(entry_fn.name.clone(), uniform).entry(entry_fn.name.clone());
         let jit = KernelCache::global().get_or_compile(&module, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let externs = jit.externs();
+        let mut externs = jit.externs();
+        for &(host, function) in hosts {
+            if module.externs.iter().any(|e| e.name == host) {
+                externs.bind(host, function).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
         let buffers = module
             .buffers
             .iter()
             .map(|b| {
-                let data = values.get(&b.name).filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| vec![0]);
+                let data = bench.buffers.get(&b.name).filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| vec![0]);
                 data.into_iter().map(AtomicU32::new).collect()
             })
             .collect();
@@ -215,7 +231,7 @@ impl Entry {
     }
 
     /// Runs `n` lanes: `args` is `[param][lane]`, the result `[result][lane]`.
-    fn call(&self, n: usize, args: &[u32]) -> Vec<u32> {
+    pub fn call(&self, n: usize, args: &[u32]) -> Vec<u32> {
         let kernel = self.jit.function_by_id(FuncId(0)).expect("the entry is function 0");
         let mut results = vec![0u32; kernel.results().len() * n];
         let buffers: Vec<Buffer> = self.buffers.iter().map(|b| Buffer::new(b)).collect();
