@@ -34,6 +34,7 @@ SCENES = [
     "blendbsdf",
     "mask",
     "spot",
+    "envmap",
 ]
 MAX_BYTES = 200_000
 failures = []

@@ -48,6 +48,7 @@ render twosided "$root/tests/scenes/twosided.xml"
 render blendbsdf "$root/tests/scenes/blendbsdf.xml"
 render mask "$root/tests/scenes/mask.xml"
 render spot "$root/tests/scenes/spot.xml"
+render envmap "$root/tests/scenes/envmap.xml"
 
 "$MITSUBA_PY" "$root/tests/references/check_references.py" "$work"
 cp "$work"/*.exr "$root/tests/references/"

@@ -23,7 +23,7 @@ use drs_ir::FuncId;
 use drs_lower::layout::Layout;
 use drs_lower::FnLayout;
 use drs_render::link::{self, EntryMode, LinkedTypes, NULL_HANDLE, TAG_SHIFT};
-use drs_render::{LibraryOptions, PluginLibrary};
+use drs_render::{LibraryOptions, PluginLibrary, TensorValue};
 use drs_sema::program::PluginId;
 use drs_sema::types::PluginKind;
 
@@ -83,10 +83,22 @@ impl Bench {
     /// or `srgb`) as in a scene; a `@choice` param takes the index as `HostValue::U32`; a plugin
     /// reference not given is the null handle. Panics on an unknown plugin or param.
     pub fn instance(&mut self, kind: PluginKind, name: &str, params: &[(&str, HostValue)]) -> u32 {
+        self.instance_with_tensors(kind, name, params, &[])
+    }
+
+    /// [`Bench::instance`] for a plugin with `Tensor` params: `tensors` gives their values,
+    /// and the `@derived` ones are computed from them as the runtime computes them.
+    pub fn instance_with_tensors(
+        &mut self,
+        kind: PluginKind,
+        name: &str,
+        params: &[(&str, HostValue)],
+        tensors: &[(&str, TensorValue)],
+    ) -> u32 {
         let library = library();
         let p = library.plugin(kind, name).unwrap_or_else(|| panic!("no {} plugin `{name}`", kind.keyword()));
         let layouts = library.program().lowered.plugins[p].params.clone();
-        for (given, _) in params {
+        for given in params.iter().map(|(n, _)| n).chain(tensors.iter().map(|(n, _)| n)) {
             assert!(layouts.iter().any(|l| l.name == *given), "{} `{name}` has no param `{given}`", kind.keyword());
         }
         let instance = {
@@ -99,7 +111,21 @@ impl Bench {
         for layout in &layouts {
             let given = params.iter().find(|(n, _)| *n == layout.name).map(|(_, v)| v.clone());
             let bits = match &layout.layout {
-                Layout::Tensor => continue,
+                Layout::Tensor => {
+                    let value = match &layout.derived {
+                        Some(derivation) => {
+                            let source = drs_render::derive::source_param(derivation);
+                            let source = tensors.iter().find(|(n, _)| *n == source).map(|(_, v)| v);
+                            let source = source.unwrap_or_else(|| panic!("`{name}.{}` needs its source", layout.name));
+                            drs_render::derive::derive(derivation, source).unwrap_or_else(|e| panic!("{e}"))
+                        }
+                        None => tensors.iter().find(|(n, _)| *n == layout.name).map(|(_, v)| v.clone()).unwrap_or_else(
+                            || panic!("{} `{name}`: tensor param `{}` was not given", kind.keyword(), layout.name),
+                        ),
+                    };
+                    self.add_tensor(&layout.buffers, instance, &value);
+                    continue;
+                }
                 Layout::Handle(type_name) => {
                     let h = self.handle_param(type_name, given, layout.default.clone());
                     if let Some(&nested) =
@@ -125,6 +151,22 @@ impl Bench {
         }
         self.nesting.insert((kind, handle), depth);
         handle
+    }
+
+    /// Appends a tensor's data to its data buffer and writes the instance's offset and shape
+    /// (the buffers of `drs_lower::TENSOR_BUFFERS`).
+    fn add_tensor(&mut self, buffers: &[u32], instance: u32, value: &TensorValue) {
+        let module = &library().program().lowered.module;
+        let names: Vec<String> = buffers.iter().map(|&b| module.buffers[b as usize].name.clone()).collect();
+        let data = self.buffers.entry(names[0].clone()).or_default();
+        let offset = data.len() as u32;
+        data.extend(value.data().iter().map(|v| v.to_bits()));
+        let [h, w, c] = value.shape();
+        for (name, bits) in names[1..].iter().zip([offset, h, w, c]) {
+            let buffer = self.buffers.entry(name.clone()).or_default();
+            buffer.resize(buffer.len().max(instance as usize + 1), 0);
+            buffer[instance as usize] = bits;
+        }
     }
 
     /// The tag of plugin `p` among the linked types of its kind (added if new).

@@ -61,6 +61,8 @@ pub struct ParamLayout {
     pub no_diff: bool,
     /// `@choice(..)`: the words a scene gives for this `u32` param, the value being the index.
     pub choices: Vec<String>,
+    /// `@derived(..)`: a `Tensor` param the runtime computes instead of the scene giving it.
+    pub derived: Option<drs_sema::program::Derivation>,
 }
 
 /// The buffers of a `Tensor` param `{Plugin}.{param}`, in [`ParamLayout::buffers`] order: the
@@ -256,6 +258,7 @@ pub fn lower_program(program: &Program) -> Lowered {
                 default: None,
                 no_diff: param.no_diff,
                 choices: param.choices.clone(),
+                derived: param.derived.clone(),
             });
         }
         plugins.push(PluginLayout { name: plugin_names[p].clone(), kind: def.kind, params });

@@ -403,6 +403,7 @@ impl Sema {
             let ItemKind::Plugin(decl) = &self.program.modules[module].ast.items[item].kind else { continue };
             let decl = decl.clone();
             let mut params = Vec::new();
+            let mut derived_spans: Vec<Option<Span>> = Vec::new();
             let mut seen: HashMap<String, Span> = HashMap::new();
             for param in &decl.params {
                 if let Some(first) = seen.get(&param.name.name) {
@@ -423,9 +424,18 @@ impl Sema {
                             .with_help("parameters are scalars, vectors, Color, mat3, mat4, Texture<f32>, Texture<Color>, Tensor or plugin references such as Bsdf"),
                     );
                 }
-                let (no_diff, choices) = self.plugin_param_attributes(&param.attrs, &ty, param.ty.span);
-                params.push(PluginParamDef { name: param.name.name.clone(), ty, no_diff, span: param.span, choices });
+                let (no_diff, choices, derived) = self.plugin_param_attributes(&param.attrs, &ty, param.ty.span);
+                params.push(PluginParamDef {
+                    name: param.name.name.clone(),
+                    ty,
+                    no_diff: no_diff || derived.is_some(),
+                    span: param.span,
+                    choices,
+                    derived: derived.map(|(d, _)| d),
+                });
+                derived_spans.push(param.attrs.iter().find(|a| a.name.name == "derived").map(|a| a.span));
             }
+            self.check_derivation_sources(&params, &derived_spans);
             self.program.plugins[p].params = params;
         }
     }
@@ -495,12 +505,37 @@ impl Sema {
         no_diff
     }
 
-    /// Checks the attributes of a plugin `param` of type `ty`: `@no_diff` and `@choice(..)`.
-    /// Returns whether `@no_diff` is present and the choices.
-    fn plugin_param_attributes(&mut self, attrs: &[Attribute], ty: &Type, ty_span: Span) -> (bool, Vec<String>) {
+    /// Checks the attributes of a plugin `param` of type `ty`: `@no_diff`, `@choice(..)` and
+    /// `@derived(..)`. Returns whether `@no_diff` is present, the choices and the derivation.
+    fn plugin_param_attributes(
+        &mut self,
+        attrs: &[Attribute],
+        ty: &Type,
+        ty_span: Span,
+    ) -> (bool, Vec<String>, Option<(Derivation, Span)>) {
+        let (derived_attrs, attrs): (Vec<Attribute>, Vec<Attribute>) =
+            attrs.iter().cloned().partition(|a| a.name.name == "derived");
         let (others, choice_attrs): (Vec<Attribute>, Vec<Attribute>) =
             attrs.iter().cloned().partition(|a| a.name.name != "choice");
-        let no_diff = self.param_attributes(&others, "plugin parameters accept only `@no_diff` and `@choice`");
+        let no_diff =
+            self.param_attributes(&others, "plugin parameters accept only `@no_diff`, `@choice` and `@derived`");
+        let mut derived = None;
+        for (k, attr) in derived_attrs.iter().enumerate() {
+            if k > 0 {
+                self.error(duplicate_attr(attr));
+                continue;
+            }
+            if !matches!(ty, Type::Tensor | Type::Error) {
+                let shown = self.show(ty);
+                self.error(
+                    Diagnostic::new(Code::MisplacedAttribute, attr.span, "`@derived` is not allowed here")
+                        .with_label("`@derived` computes the data of a `Tensor` parameter")
+                        .with_secondary(ty_span, format!("this parameter is `{shown}`")),
+                );
+                continue;
+            }
+            derived = self.derivation(attr).map(|d| (d, attr.span));
+        }
         let mut choices = Vec::new();
         for (k, attr) in choice_attrs.iter().enumerate() {
             if k > 0 {
@@ -518,7 +553,62 @@ impl Sema {
             }
             choices = self.choice_words(attr);
         }
-        (no_diff, choices)
+        (no_diff, choices, derived)
+    }
+
+    /// The derivation `@derived(distribution_2d, SOURCE, ROWS)` names, its source not yet
+    /// checked (see [`Self::check_derivation_sources`]).
+    fn derivation(&mut self, attr: &Attribute) -> Option<Derivation> {
+        let words: Vec<Result<&str, Span>> = attr
+            .args
+            .iter()
+            .map(|arg| match arg {
+                AttrArg::Path(path) if path.segments.len() == 1 => Ok(path.segments[0].name.as_str()),
+                AttrArg::Path(path) => Err(path.span),
+                AttrArg::Int(_, span) => Err(*span),
+            })
+            .collect();
+        let row_words = RowWeight::WORDS.map(|(w, _)| format!("`{w}`")).join(" or ");
+        let problem = match words.as_slice() {
+            _ if words.iter().any(Result::is_err) => {
+                (words.iter().find_map(|w| w.err()).unwrap_or(attr.span), "not a plain name".to_string())
+            }
+            [Ok("distribution_2d"), Ok(source), Ok(rows)] => match RowWeight::WORDS.iter().find(|(w, _)| w == rows) {
+                Some(&(_, rows)) => return Some(Derivation::Distribution2d { source: source.to_string(), rows }),
+                None => (attr.args[2].span(), format!("the rows are weighted {row_words}")),
+            },
+            [Ok("distribution_2d"), ..] => (attr.span, "`distribution_2d` takes a source and a row weight".to_string()),
+            [_, ..] => (attr.args[0].span(), "the derivation is `distribution_2d`".to_string()),
+            [] => (attr.span, "no derivation given".to_string()),
+        };
+        self.error(
+            Diagnostic::new(Code::AttributeArguments, problem.0, "`@derived` takes a derivation and its arguments")
+                .with_label(problem.1)
+                .with_help(format!("write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}")),
+        );
+        None
+    }
+
+    /// Reports a `@derived` param whose source is not another, not derived, `Tensor` param of
+    /// the same plugin.
+    fn check_derivation_sources(&mut self, params: &[PluginParamDef], spans: &[Option<Span>]) {
+        for (param, span) in params.iter().zip(spans) {
+            let (Some(Derivation::Distribution2d { source, .. }), Some(span)) = (&param.derived, span) else {
+                continue;
+            };
+            let found = params.iter().find(|q| &q.name == source);
+            let label = match found {
+                Some(q) if q.derived.is_none() && matches!(q.ty, Type::Tensor | Type::Error) => continue,
+                Some(q) if q.derived.is_some() => format!("`{source}` is itself derived"),
+                Some(_) => format!("`{source}` is not a `Tensor` parameter"),
+                None => format!("the plugin has no parameter `{source}`"),
+            };
+            self.error(
+                Diagnostic::new(Code::AttributeArguments, *span, "`@derived` needs a `Tensor` parameter as its source")
+                    .with_label(label)
+                    .with_help("name a `Tensor` parameter of this plugin that the scene gives"),
+            );
+        }
     }
 
     /// The words of `@choice(a, b, ..)`: at least one, each a plain name, all distinct.
@@ -819,7 +909,7 @@ pub fn duplicate_attr(attr: &Attribute) -> Diagnostic {
         .with_label("remove this one")
 }
 
-const KNOWN_ATTRIBUTES: &[&str] = &["choice", "custom_fwd", "custom_bwd", "max_iters", "no_diff"];
+const KNOWN_ATTRIBUTES: &[&str] = &["choice", "custom_fwd", "custom_bwd", "derived", "max_iters", "no_diff"];
 
 pub fn misplaced_or_unknown(attr: &Attribute, why: &str) -> Diagnostic {
     if KNOWN_ATTRIBUTES.contains(&attr.name.name.as_str()) {

@@ -121,6 +121,34 @@ pub struct PluginParamDef {
     /// `@choice(a, b, ..)`: the words a scene file may give for this `u32` param; the value
     /// is the word's position in the list.
     pub choices: Vec<String>,
+    /// `@derived(..)`: a `Tensor` param the runtime computes from the instance's other params.
+    pub derived: Option<Derivation>,
+}
+
+/// How the runtime computes a `@derived` `Tensor` param from the instance's other params
+/// (spec/plugins.md § Derived tensors). Derived data carries no derivatives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Derivation {
+    /// `@derived(distribution_2d, SOURCE, ROWS)`: the sampling table of the discrete
+    /// distribution over the texels of the `Tensor` param `source`, each texel weighted by its
+    /// luminance times the row weight `rows`.
+    Distribution2d { source: String, rows: RowWeight },
+}
+
+/// The weight of each row of a [`Derivation::Distribution2d`] source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowWeight {
+    /// Every row weighs 1 (an image on a plane).
+    Uniform,
+    /// Row y of h weighs sin(pi y / (h - 1)): the solid angle of a latitude-longitude map
+    /// whose first and last rows lie on the poles (Mitsuba's `envmap`).
+    SinTheta,
+}
+
+impl RowWeight {
+    /// The words `@derived` takes for each weighting.
+    pub const WORDS: [(&'static str, RowWeight); 2] =
+        [("uniform", RowWeight::Uniform), ("sin_theta", RowWeight::SinTheta)];
 }
 
 pub struct PluginDef {

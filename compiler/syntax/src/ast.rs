@@ -75,6 +75,15 @@ pub enum AttrArg {
     Int(u64, Span),
 }
 
+impl AttrArg {
+    pub fn span(&self) -> Span {
+        match self {
+            AttrArg::Path(path) => path.span,
+            AttrArg::Int(_, span) => *span,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
     pub attrs: Vec<Attribute>,

@@ -71,7 +71,7 @@ impl Scene {
         let pool = Scene::thread_pool(options)?;
 
         // Pass 1: the film's weight sums for these samples, and the adjoint divided by them.
-        let mut film = self.new_film()?;
+        let mut film = self.new_film(Vec::new())?;
         let tiles = film.tiles(TILE_SIZE, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
         pool.install(|| {
             film.render_tiles(&tiles, |block: &mut ImageBlock| {

@@ -18,7 +18,7 @@ pub struct Kernel {
     /// The names of the module's buffers, in order.
     pub(crate) buffers: Vec<String>,
     /// The entry function. Primal: the integrator's `sample`, (instance, scene, sampler, ray)
-    /// -> (colour, valid). Backward: `bwd_diff(sample)`, the same arguments and the adjoint of
+    /// -> (colour, valid), or with AOVs its `sample_aovs` (the AOV values follow). Backward: `bwd_diff(sample)`, the same arguments and the adjoint of
     /// the result.
     pub(crate) entry: FuncId,
 }
@@ -39,10 +39,15 @@ impl Scene {
         let program = self.library.program();
         let (plugin, _) = self.integrator;
         let def = &program.program.plugins[plugin];
+        // Renders with AOVs go through `sample_aovs`; gradients always differentiate `sample`.
+        let method = match (&self.aovs, mode) {
+            (Some(_), EntryMode::Primal) => crate::aov::AOV_METHOD,
+            _ => "sample",
+        };
         let sample = *def
             .methods
-            .get("sample")
-            .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `sample` method", def.name)))?;
+            .get(method)
+            .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `{method}` method", def.name)))?;
         let linked = crate::link::link(program, &self.types, self.nesting, sample, mode)
             .map_err(|e| RenderError::Link(e.to_string()))?;
         // The linked module's entry is function 0, and stays so.

@@ -4,7 +4,8 @@
 //!   once, with the scene-file schema of every plugin type.
 //! - [`Scene`] (`scene.rs`): a validated scene description turned into geometry (BVH), plugin
 //!   instances whose parameter values live in buffers ([`ParamStore`], `params.rs`), the
-//!   camera (`sensor.rs`), film and sampler.
+//!   camera (`sensor.rs`), film and sampler. [`materials`]: Mitsuba's named IORs and conductor
+//!   presets, which scenes may give instead of numbers.
 //! - `link.rs`: the scene's integrator and plugin types linked into one kernel (dispatch on
 //!   handles, host derivatives; plugins nested in plugins of their kind unrolled to a bounded
 //!   depth by `nesting.rs`); `kernel.rs` compiles it through the kernel cache and binds
@@ -25,6 +26,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod aov;
+pub mod derive;
 mod error;
 mod gradient;
 mod host;
@@ -32,6 +35,7 @@ mod image_tensor;
 mod kernel;
 mod library;
 pub mod link;
+pub mod materials;
 mod nesting;
 mod optimize;
 mod params;
@@ -39,6 +43,7 @@ mod render;
 mod scene;
 mod sensor;
 
+pub use aov::{parse_aovs, AovChannels};
 pub use drs_cranelift::Lanes;
 pub use drs_film::Image;
 pub use drs_scene::{Definitions, SceneError, Value};

@@ -11,6 +11,8 @@ use drs_sema::program::PluginId;
 use drs_sema::types::PluginKind;
 use drs_sema::{LoadOptions, RootSource};
 
+use crate::materials;
+
 /// The stdlib directories of plugins (with the modules their plugins share).
 const STDLIB_PLUGIN_DIRS: [&str; 4] = ["bsdfs", "emitters", "textures", "integrators"];
 
@@ -34,8 +36,10 @@ pub fn tensor_file_param(param: &str) -> &str {
 /// Plugin-reference params that a scene may leave out, as (kind, plugin, param): they then
 /// hold the null handle, which the plugin recognises by its empty `flags()`. The language
 /// cannot declare an optional reference (a reference param has no default), so the runtime
-/// lists them here. Mitsuba's `twosided` takes one BSDF for both sides or one per side.
-pub const OPTIONAL_REFERENCES: [(PluginKind, &str, &str); 1] = [(PluginKind::Bsdf, "twosided", "brdf_1")];
+/// lists them here. Mitsuba's `twosided` takes one BSDF for both sides or one per side; its
+/// `aov` integrator renders AOVs alone or next to a nested integrator's image.
+pub const OPTIONAL_REFERENCES: [(PluginKind, &str, &str); 2] =
+    [(PluginKind::Bsdf, "twosided", "brdf_1"), (PluginKind::Integrator, "aov", "integrator")];
 
 /// Where plugins come from.
 #[derive(Clone, Debug, Default)]
@@ -192,8 +196,11 @@ pub fn param_kind(layout: &Layout) -> Option<ParamKind> {
 /// params also take nested objects of their category without a matching name (one child slot
 /// per category, as many as there are such params): Mitsuba passes the BSDFs of `twosided`,
 /// `blendbsdf` and `mask` this way, and the scene fills the params in declaration order.
+/// BSDFs also take Mitsuba's named constants (`materials.rs`): IOR names for `int_ior` and
+/// `ext_ior`, and a `material` preset that gives the defaults of `eta` and `k`.
 fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: PluginKind) -> PluginSchema {
     let mut schema = PluginSchema::new(category, name);
+    let takes_material = materials::takes_material(kind, params);
     let mut slots: Vec<(Category, usize)> = Vec::new();
     for param in params {
         if let Some(ParamKind::Object(c)) = param_kind(&param.layout) {
@@ -207,7 +214,7 @@ fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: P
         schema = schema.slot(c, Some(n));
     }
     for param in params {
-        if kind == PluginKind::Emitter && param.name == SHAPE_PARAM {
+        if (kind == PluginKind::Emitter && param.name == SHAPE_PARAM) || param.derived.is_some() {
             continue;
         }
         let Some(param_kind) = param_kind(&param.layout) else { continue };
@@ -223,7 +230,15 @@ fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: P
             _ => {}
         }
         let is_vector = param_kind == ParamKind::Vector;
-        p = match param.default.as_ref().and_then(|d| scene_value(d, is_vector)) {
+        let default = match takes_material && materials::MATERIAL_TARGETS.contains(&param.name.as_str()) {
+            // Given by the `material` when the scene leaves it out.
+            true => None,
+            false => param.default.as_ref().and_then(|d| scene_value(d, is_vector)),
+        };
+        if materials::takes_ior_name(kind, param) {
+            p = materials::with_ior_names(p);
+        }
+        p = match default {
             Some(value) => p.default(value),
             // A reference param may come from an unnamed nested object, matched when the scene
             // is built (which reports a missing one).
@@ -231,6 +246,9 @@ fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: P
             None => p,
         };
         schema = schema.param(p);
+    }
+    if takes_material {
+        schema = schema.param(materials::material_schema());
     }
     schema
 }

@@ -9,6 +9,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use drs_lower::layout::{HostValue, Layout};
+use drs_sema::program::Derivation;
+
+use crate::derive::derive;
 
 /// One scene parameter (one param of one plugin instance).
 #[derive(Clone, Debug)]
@@ -81,6 +84,16 @@ pub struct ParamStore {
     params: Vec<ParamInfo>,
     /// Keys of the parameters whose gradients the reverse pass reports.
     grad_enabled: Vec<String>,
+    /// The `@derived` tensors, recomputed whenever their source changes. They are not scene
+    /// parameters: neither listed nor settable.
+    derived: Vec<DerivedTensor>,
+}
+
+/// A `@derived` `Tensor` param of one instance and the key of the tensor it is computed from.
+struct DerivedTensor {
+    info: ParamInfo,
+    source: String,
+    derivation: Derivation,
 }
 
 impl ParamStore {
@@ -116,6 +129,35 @@ impl ParamStore {
         Ok(())
     }
 
+    /// Adds the `@derived` tensor param `info`, computed from the tensor param `source` (added
+    /// before) and recomputed whenever that changes.
+    pub(crate) fn add_derived(
+        &mut self,
+        info: ParamInfo,
+        source: &str,
+        derivation: &Derivation,
+    ) -> Result<(), ParamError> {
+        let value = derive(derivation, &self.tensor(source)?)
+            .map_err(|message| ParamError::Value { key: source.to_owned(), message })?;
+        self.add_tensor(info, &value)?;
+        let info = self.params.pop().expect("add_tensor added it");
+        self.derived.push(DerivedTensor { info, source: source.to_owned(), derivation: derivation.clone() });
+        Ok(())
+    }
+
+    /// The new values of the tensors derived from `source` if it took the value `value`.
+    fn rederive(&self, source: &str, value: &TensorValue) -> Result<Vec<(ParamInfo, TensorValue)>, ParamError> {
+        self.derived
+            .iter()
+            .filter(|d| d.source == source)
+            .map(|d| {
+                let derived = derive(&d.derivation, value)
+                    .map_err(|message| ParamError::Value { key: source.to_owned(), message })?;
+                Ok((d.info.clone(), derived))
+            })
+            .collect()
+    }
+
     /// The tensor parameter `key`'s data and shape.
     pub fn tensor(&self, key: &str) -> Result<TensorValue, ParamError> {
         let info = self.find(key)?;
@@ -135,7 +177,18 @@ impl ParamStore {
     /// instances' data moves as needed). The kernel is not recompiled.
     pub fn set_tensor(&mut self, key: &str, value: &TensorValue) -> Result<(), ParamError> {
         let info = self.find(key)?.clone();
-        let slots = info.tensor.as_ref().ok_or_else(|| not_a_tensor(&info))?;
+        let derived = self.rederive(key, value)?;
+        self.replace_tensor(&info, value)?;
+        for (info, value) in derived {
+            self.replace_tensor(&info, &value)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the data and shape of the tensor param `info`.
+    fn replace_tensor(&mut self, info: &ParamInfo, value: &TensorValue) -> Result<(), ParamError> {
+        let key = info.key.as_str();
+        let slots = info.tensor.as_ref().ok_or_else(|| not_a_tensor(info))?;
         let (data_name, instance) = (info.buffers[0].as_str(), info.instance as usize);
         let offsets: Vec<u32> = self.buffer(&slots.offset).iter().map(|o| o.load(Ordering::Relaxed)).collect();
         let lens: Vec<u32> =
@@ -244,10 +297,17 @@ impl ParamStore {
         if values.len() != elements.len() {
             return Err(fail(format!("expected {} values, got {}", elements.len(), values.len())));
         }
+        let derived = match self.derived.iter().any(|d| d.source == key) {
+            true => self.rederive(key, &TensorValue { shape: self.tensor_shape(key)?, data: values.to_vec() })?,
+            false => Vec::new(),
+        };
         for ((buffer, index), v) in elements.into_iter().zip(values) {
             if let Some(slot) = self.buffers.get(buffer).and_then(|b| b.get(index)) {
                 slot.store(v.to_bits(), Ordering::Relaxed);
             }
+        }
+        for (info, value) in derived {
+            self.replace_tensor(&info, &value)?;
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ pub(crate) const BATCH: usize = 256;
 pub(crate) const TILE_SIZE: u32 = 32;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
 pub(crate) const ARGS: usize = 11;
-/// Kernel results per lane: colour and the valid flag.
+/// Kernel results per lane: colour and the valid flag (then the AOV values, if any).
 const RESULTS: usize = 4;
 
 /// How to render.
@@ -50,7 +50,7 @@ impl Scene {
         let buffers: Vec<Buffer> = kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
         let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
-        let mut film = self.new_film()?;
+        let mut film = self.new_film(self.aovs.as_ref().map(|a| a.names.clone()).unwrap_or_default())?;
         let tiles = film.tiles(TILE_SIZE, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
         let done = AtomicU64::new(0);
         let total = tiles.len() as u64;
@@ -83,11 +83,10 @@ impl Scene {
         .map_err(|e| RenderError::Film(e.to_string()))
     }
 
-    /// An empty film of the scene's size and filter.
-    pub(crate) fn new_film(&self) -> Result<Film, RenderError> {
+    /// An empty film of the scene's size and filter, with extra channels after R, G, B.
+    pub(crate) fn new_film(&self, extra_channels: Vec<String>) -> Result<Film, RenderError> {
         let film = self.film();
-        Film::new(film.width, film.height, film.filter, Vec::<String>::new())
-            .map_err(|e| RenderError::Film(e.to_string()))
+        Film::new(film.width, film.height, film.filter, extra_channels).map_err(|e| RenderError::Film(e.to_string()))
     }
 
     /// The worker pool of a pass.
@@ -107,13 +106,19 @@ impl Scene {
         spp: u32,
         run: impl Fn(usize, &[u32], &mut [u32]) -> Result<(), RenderError>,
     ) -> Result<(), RenderError> {
-        let mut results = vec![0u32; RESULTS * BATCH];
+        let aov_values = self.aovs.as_ref().map(|a| a.values.as_slice()).unwrap_or_default();
+        let width = RESULTS + if self.aovs.is_some() { crate::aov::value_count() } else { 0 };
+        let mut results = vec![0u32; width * BATCH];
+        let mut extra = vec![0f32; aov_values.len()];
         self.for_each_batch(block.tile(), sampler, spp, |n, args, positions| {
-            let results = &mut results[..RESULTS * n];
+            let results = &mut results[..width * n];
             run(n, args, results)?;
             for (lane, &pos) in positions.iter().enumerate() {
                 let rgb = [0, 1, 2].map(|c| f32::from_bits(results[c * n + lane]));
-                block.put(pos, rgb, &[]);
+                for (e, &k) in extra.iter_mut().zip(aov_values) {
+                    *e = f32::from_bits(results[(RESULTS + k) * n + lane]);
+                }
+                block.put(pos, rgb, &extra);
             }
             Ok(())
         })

@@ -11,9 +11,10 @@ use drs_geometry::{Disk, Geometry, MeshOptions, Shape, Sphere, Transform};
 use drs_ir::Ty;
 use drs_lower::layout::{HostValue, Layout};
 use drs_scene::{Category, Definitions, Object, ObjectId, SceneDesc, SceneError, Value};
-use drs_sema::program::PluginId;
+use drs_sema::program::{Derivation, PluginId};
 use drs_sema::types::PluginKind;
 
+use crate::aov::{parse_aovs, AovChannels, AOV_METHOD};
 use crate::image_tensor::load_image_tensor;
 use crate::kernel::Kernel;
 use crate::library::{tensor_file_param, PluginLibrary, RAW_PARAM, SHAPE_PARAM};
@@ -50,6 +51,8 @@ pub struct Scene {
     pub(crate) nesting: usize,
     pub(crate) params: ParamStore,
     pub(crate) integrator: (PluginId, u32),
+    /// The AOV channels of an integrator with `sample_aovs` (Mitsuba's `aov`).
+    pub(crate) aovs: Option<AovChannels>,
     pub(crate) camera: PerspectiveCamera,
     pub(crate) film: FilmDesc,
     pub(crate) sampler: Sampler,
@@ -210,6 +213,20 @@ impl<'a> SceneBuild<'a> {
             }
         };
         let integrator_plugin = self.plugin_of_handle(PluginKind::Integrator, integrator);
+        let aovs = match root.child(Category::Integrator) {
+            Some(id) if self.library.program().program.plugins[integrator_plugin].methods.contains_key(AOV_METHOD) => {
+                let object = &desc[id];
+                let list = object.string("aovs").ok_or_else(|| error(object, "the AOV integrator needs `aovs`"))?;
+                let aovs = parse_aovs(list).map_err(|message| {
+                    let location = object.property("aovs").and_then(|p| p.location.clone());
+                    let mut e = SceneError::new(location.or_else(|| object.location().cloned()), message);
+                    e.element_path = Some(object.path().to_owned());
+                    e
+                })?;
+                Some(aovs)
+            }
+            _ => None,
+        };
 
         let sensor = root.child(Category::Sensor).ok_or_else(|| error(root, "the scene has no <sensor>"))?;
         let (camera, film, sampler) = build_sensor(desc, &desc[sensor])?;
@@ -223,6 +240,7 @@ impl<'a> SceneBuild<'a> {
             types: self.types,
             params: self.params,
             integrator: (integrator_plugin, integrator & (MAX_INSTANCES - 1)),
+            aovs,
             camera,
             film,
             sampler,
@@ -304,8 +322,14 @@ impl<'a> SceneBuild<'a> {
         let mut nested: Vec<(Category, ObjectId)> =
             object.all_children().iter().map(|c| (c.category, c.object)).collect();
         let mut depth = 0;
+        let material_values = match crate::materials::takes_material(kind, &layouts) {
+            true => crate::materials::material_values(object)?,
+            false => Vec::new(),
+        };
         for param in &layouts {
-            let mut value = self.property_value(object, kind, &param.name);
+            let mut value = self
+                .property_value(object, kind, &param.name)
+                .or_else(|| material_values.iter().find(|(target, _)| *target == param.name).map(|(_, v)| v.clone()));
             let category = crate::library::param_kind(&param.layout).and_then(|k| match k {
                 drs_scene::ParamKind::Object(c) => Some(c),
                 _ => None,
@@ -330,6 +354,11 @@ impl<'a> SceneBuild<'a> {
         }
         if let Some((category, _)) = nested.first() {
             return Err(error(object, format!("too many nested <{category}> objects: each fills a parameter")));
+        }
+        for param in &layouts {
+            if let Some(derivation) = &param.derived {
+                self.set_derived_param(object, instance, param, derivation, key)?;
+            }
         }
         self.handles.insert(id, h);
         self.nesting.insert(id, depth);
@@ -374,6 +403,10 @@ impl<'a> SceneBuild<'a> {
         if kind == PluginKind::Emitter && param.name == SHAPE_PARAM && param.layout == Layout::Scalar(Ty::U32) {
             let shape = context.and_then(|c| c.shape).unwrap_or(0);
             self.params.write(&buffers, instance, &[shape]);
+            return Ok(());
+        }
+        if param.derived.is_some() {
+            // Computed once the instance's other params are set.
             return Ok(());
         }
         if param.layout == Layout::Tensor {
@@ -465,17 +498,29 @@ impl<'a> SceneBuild<'a> {
             e.element_path = Some(object.path().to_owned());
             e
         })?;
-        let [data, offset, s0, s1, s2]: [String; 5] =
-            buffers.try_into().map_err(|_| error(object, "a Tensor param without its five buffers"))?;
-        let info = ParamInfo {
-            key,
-            layout: Layout::Tensor,
-            differentiable: !param.no_diff,
-            buffers: vec![data],
-            instance,
-            tensor: Some(TensorBuffers { offset, shape: [s0, s1, s2] }),
-        };
+        let info = tensor_info(object, key, param, buffers, instance)?;
         self.params.add_tensor(info, &value).map_err(|e| error(object, e.to_string()))
+    }
+
+    /// A `@derived` `Tensor` param, computed from the instance's source tensor.
+    fn set_derived_param(
+        &mut self,
+        object: &Object,
+        instance: u32,
+        param: &drs_lower::ParamLayout,
+        derivation: &Derivation,
+        key: &str,
+    ) -> Result<(), SceneError> {
+        let buffers = self.buffer_names(param);
+        let info = tensor_info(object, format!("{key}.{}", param.name), param, buffers, instance)?;
+        let source = format!("{key}.{}", crate::derive::source_param(derivation));
+        self.params.add_derived(info, &source, derivation).map_err(|e| {
+            let file_param = tensor_file_param(crate::derive::source_param(derivation));
+            let location = object.property(file_param).and_then(|p| p.location.clone());
+            let mut e = SceneError::new(location.or_else(|| object.location().cloned()), e.to_string());
+            e.element_path = Some(object.path().to_owned());
+            e
+        })
     }
 
     /// The names of the buffers that hold `param`'s scalars.
@@ -557,6 +602,26 @@ impl<'a> SceneBuild<'a> {
         let flags = flags.first().copied().unwrap_or(0);
         Ok(flags & INFINITE != 0 && flags & DELTA_DIRECTION == 0)
     }
+}
+
+/// The parameter of a `Tensor` param of an instance, with its data, offset and shape buffers.
+fn tensor_info(
+    object: &Object,
+    key: String,
+    param: &drs_lower::ParamLayout,
+    buffers: Vec<String>,
+    instance: u32,
+) -> Result<ParamInfo, SceneError> {
+    let [data, offset, s0, s1, s2]: [String; 5] =
+        buffers.try_into().map_err(|_| error(object, "a Tensor param without its five buffers"))?;
+    Ok(ParamInfo {
+        key,
+        layout: Layout::Tensor,
+        differentiable: !param.no_diff,
+        buffers: vec![data],
+        instance,
+        tensor: Some(TensorBuffers { offset, shape: [s0, s1, s2] }),
+    })
 }
 
 fn kind_of(category: Category) -> Option<PluginKind> {

@@ -366,17 +366,19 @@ impl<'a> ObjectValidator<'a> {
 
     /// The converted value, or `None` after reporting why it is not acceptable.
     fn check_param(&mut self, param: &ParamSchema, entry: &Entry) -> Option<Value> {
-        let Some(value) = convert(&param.kind, entry.value.clone(), |o| self.category_of(o)) else {
+        let given = match &entry.value {
+            Value::String(name) if !param.named_values.is_empty() => {
+                Value::Float(self.named_value(param, name, entry)?)
+            }
+            other => other.clone(),
+        };
+        let Some(value) = convert(&param.kind, given, |o| self.category_of(o)) else {
             let found = match entry.value {
                 Value::Object(o) => self.category_of(o).map_or("an object".to_owned(), |c| format!("a <{c}>")),
                 ref other => other.kind_name().to_owned(),
             };
-            let message = format!(
-                "parameter \"{}\" of {} expects {}, found {found}",
-                param.name,
-                self.label(),
-                param.kind.describe()
-            );
+            let message =
+                format!("parameter \"{}\" of {} expects {}, found {found}", param.name, self.label(), param.describe());
             self.error(entry.location.clone(), message, None);
             return None;
         };
@@ -410,6 +412,19 @@ impl<'a> ObjectValidator<'a> {
             Value::Filename(p) => self.resolve_file(&p, entry),
             value => Some(value),
         }
+    }
+
+    /// The number a name stands for in a parameter with named values, or `None` after
+    /// reporting an unknown name.
+    fn named_value(&mut self, param: &ParamSchema, name: &str, entry: &Entry) -> Option<f64> {
+        let found = param.named_values.iter().find(|(known, _)| known.eq_ignore_ascii_case(name));
+        if found.is_none() {
+            let message = format!("unknown name \"{name}\" for parameter \"{}\" of {}", param.name, self.label());
+            let names: Vec<&str> = param.named_values.iter().map(|(known, _)| known.as_str()).collect();
+            let hint = format!("give a number, or one of: {}", names.join(", "));
+            self.error(entry.location.clone(), message, Some(hint));
+        }
+        found.map(|&(_, value)| value)
     }
 
     /// Absolute names as they are; relative ones in the first search directory that has them.

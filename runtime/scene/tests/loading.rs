@@ -445,3 +445,42 @@ fn the_registry_accepts_drs_plugins_and_rejects_incoherent_schemas() {
     assert!(rejected(&mut schema, rule).ends_with("a rule names the undeclared parameter \"missing\""));
     assert!(schema.register(PluginSchema::new(Category::Scene, "scene")).is_err());
 }
+
+/// A float parameter with named values (Mitsuba's `int_ior="water"`): a name, in any case,
+/// stands for its number; numbers still work; anything else is a located error listing the
+/// names, and a number written as a `<string>` is no name (as in Mitsuba).
+#[test]
+fn named_values_give_their_numbers() {
+    let mut schema = Schema::builtin();
+    let ior = ParamSchema::new("int_ior", ParamKind::Float).default(1.5).named_values([("water", 1.333), ("air", 1.0)]);
+    schema.register(PluginSchema::new(Category::Bsdf, "glass").param(ior)).unwrap();
+    let load = |body: &str| {
+        let text = format!("<scene version=\"3.0.0\">\n<bsdf type=\"glass\">{body}</bsdf></scene>");
+        load_str(&text, "inline.xml", &Definitions::new(), &schema).map(|scene| {
+            let (_, bsdf) = scene.objects().find(|(_, o)| o.category() == Category::Bsdf).unwrap();
+            bsdf.value("int_ior").cloned()
+        })
+    };
+    assert_eq!(load(r#"<string name="int_ior" value="WATER"/>"#).unwrap(), Some(Value::Float(1.333)));
+    assert_eq!(load(r#"<float name="int_ior" value="1.7"/>"#).unwrap(), Some(Value::Float(1.7)));
+    assert_eq!(load("").unwrap(), Some(Value::Float(1.5)));
+    let error = |body: &str| show(&load(body).unwrap_err());
+    assert_eq!(
+        error(r#"<string name="int_ior" value="1.6"/>"#),
+        "inline.xml:2:20: error: unknown name \"1.6\" for parameter \"int_ior\" of bsdf \"glass\" (scene/bsdf); \
+         give a number, or one of: water, air"
+    );
+    assert_eq!(
+        error(r#"<rgb name="int_ior" value="1, 1, 1"/>"#),
+        "inline.xml:2:20: error: parameter \"int_ior\" of bsdf \"glass\" expects a <float> or the name of a value \
+         (<string>), found <rgb> (scene/bsdf)"
+    );
+    let named_string = ParamSchema::new("s", ParamKind::String).named_values([("x", 1.0)]);
+    assert_eq!(
+        Schema::builtin()
+            .register(PluginSchema::new(Category::Bsdf, "bad").param(named_string))
+            .unwrap_err()
+            .to_string(),
+        "invalid plugin schema: bsdf \"bad\": parameter \"s\" has named values but is not a float"
+    );
+}

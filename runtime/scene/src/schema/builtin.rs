@@ -49,6 +49,11 @@ pub(super) fn native_plugins() -> Vec<PluginSchema> {
     plugins.push(sampler("independent"));
     plugins.push(sampler("stratified").param(P::new("jitter", K::Boolean).default(true)));
     plugins.extend(emitters());
+    // The `aov` integrator is stdlib/integrators/aov.drs; its `aovs` list, which a .drs param
+    // cannot hold, is read by the runtime.
+    plugins.push(
+        PluginSchema::new(Integrator, "aov").param(P::new("aovs", K::String).required()).slot(Integrator, Some(1)),
+    );
     plugins
 }
 

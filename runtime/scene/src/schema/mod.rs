@@ -147,12 +147,23 @@ pub struct ParamSchema {
     pub range: Option<Range>,
     /// For strings: the accepted values (compared ignoring ASCII case, stored as listed here).
     pub choices: Vec<String>,
+    /// For floats: names that a `<string>` may give instead of the number (compared ignoring
+    /// ASCII case), as Mitsuba's `int_ior="water"`. The scene holds the number.
+    pub named_values: Vec<(String, f64)>,
 }
 
 impl ParamSchema {
     /// An optional parameter without a default: absent from the object unless the scene gives it.
     pub fn new(name: impl Into<String>, kind: ParamKind) -> Self {
-        ParamSchema { name: name.into(), kind, default: None, required: false, range: None, choices: Vec::new() }
+        ParamSchema {
+            name: name.into(),
+            kind,
+            default: None,
+            required: false,
+            range: None,
+            choices: Vec::new(),
+            named_values: Vec::new(),
+        }
     }
 
     pub fn default(mut self, value: impl Into<Value>) -> Self {
@@ -173,6 +184,19 @@ impl ParamSchema {
     pub fn choices(mut self, choices: &[&str]) -> Self {
         self.choices = choices.iter().map(|c| c.to_string()).collect();
         self
+    }
+
+    pub fn named_values<'a>(mut self, names: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
+        self.named_values = names.into_iter().map(|(name, value)| (name.to_owned(), value)).collect();
+        self
+    }
+
+    /// What the parameter expects, for messages.
+    pub fn describe(&self) -> String {
+        match self.named_values.is_empty() {
+            true => self.kind.describe(),
+            false => format!("{} or the name of a value (<string>)", self.kind.describe()),
+        }
     }
 }
 
@@ -265,6 +289,9 @@ impl PluginSchema {
             }
             if !p.choices.is_empty() && p.kind != ParamKind::String {
                 return fail(format!("parameter \"{}\" has choices but is not a string", p.name));
+            }
+            if !p.named_values.is_empty() && p.kind != ParamKind::Float {
+                return fail(format!("parameter \"{}\" has named values but is not a float", p.name));
             }
             if let Some(default) = &p.default {
                 if let Err(problem) = crate::validate::check_default(p, default) {

@@ -1,0 +1,117 @@
+//! Derived `Tensor` params (`@derived`, spec/plugins.md § Derived tensors): data the runtime
+//! computes from another `Tensor` param of the same instance, when the scene is built and
+//! again whenever that source changes (as Mitsuba's plugins rebuild their sampling warps when
+//! their parameters change).
+
+use std::f64::consts::PI;
+
+use drs_sema::program::{Derivation, RowWeight};
+
+use crate::params::TensorValue;
+
+/// The weights of Rec. 709 luminance (stdlib/color.drs `luminance`).
+const LUMINANCE: [f64; 3] = [0.212671, 0.715160, 0.072169];
+
+/// The name of the `Tensor` param a derivation reads.
+pub fn source_param(derivation: &Derivation) -> &str {
+    match derivation {
+        Derivation::Distribution2d { source, .. } => source,
+    }
+}
+
+/// The derived tensor computed from its source's value.
+pub fn derive(derivation: &Derivation, source: &TensorValue) -> Result<TensorValue, String> {
+    match derivation {
+        Derivation::Distribution2d { rows, .. } => distribution_2d(source, *rows),
+    }
+}
+
+/// The sampling table of the discrete distribution over the texels of an image of h rows and
+/// w columns, texel (y, x) weighted by its luminance (its value for fewer than 3 channels;
+/// negative and non-finite values weigh 0) times the row weight. A list of
+/// h * (w + 1) + h + 1 values: for each row its conditional CDF over x (w + 1 values from 0
+/// to 1; uniform for a row that weighs nothing), then the marginal CDF over rows (h + 1
+/// values from 0 to 1; uniform if the whole image weighs nothing). The probability of texel
+/// (y, x) is (m[y + 1] - m[y]) (c_y[x + 1] - c_y[x]).
+fn distribution_2d(source: &TensorValue, rows: RowWeight) -> Result<TensorValue, String> {
+    let [h, w, channels] = source.shape().map(|d| d as usize);
+    if rows == RowWeight::SinTheta && h < 2 {
+        return Err(format!(
+            "a latitude-longitude map needs at least 2 rows (its first and last lie on the poles); this one has {h}"
+        ));
+    }
+    let row_weight = |y: usize| match rows {
+        RowWeight::Uniform => 1.0,
+        // sin(pi y / (h - 1)), exactly 0 on both poles.
+        RowWeight::SinTheta => (PI * y.min(h - 1 - y) as f64 / (h - 1) as f64).sin(),
+    };
+    let texel_weight = |y: usize, x: usize| {
+        let texel = &source.data()[(y * w + x) * channels..][..channels];
+        let value = match texel {
+            [r, g, b, ..] => LUMINANCE[0] * *r as f64 + LUMINANCE[1] * *g as f64 + LUMINANCE[2] * *b as f64,
+            [v, ..] => *v as f64,
+            [] => 0.0,
+        };
+        if value.is_finite() && value > 0.0 {
+            value * row_weight(y)
+        } else {
+            0.0
+        }
+    };
+    let mut table = Vec::with_capacity(h * (w + 1) + h + 1);
+    let mut row_sums = Vec::with_capacity(h);
+    for y in 0..h {
+        let weights: Vec<f64> = (0..w).map(|x| texel_weight(y, x)).collect();
+        table.extend(cdf(&weights));
+        row_sums.push(weights.iter().sum());
+    }
+    table.extend(cdf(&row_sums));
+    TensorValue::new([table.len() as u32, 1, 1], table)
+}
+
+/// The CDF of discrete weights: n + 1 values from exactly 0 to exactly 1, uniform when the
+/// weights sum to zero.
+fn cdf(weights: &[f64]) -> Vec<f32> {
+    let n = weights.len();
+    let total: f64 = weights.iter().sum();
+    let mut sum = 0.0;
+    let mut values = Vec::with_capacity(n + 1);
+    values.push(0.0);
+    for (i, weight) in weights.iter().enumerate() {
+        sum += weight;
+        values.push(if total > 0.0 { (sum / total) as f32 } else { (i + 1) as f32 / n as f32 });
+    }
+    values[n] = 1.0;
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(shape: [u32; 3], data: Vec<f32>, rows: RowWeight) -> Vec<f32> {
+        let source = TensorValue::new(shape, data).unwrap();
+        distribution_2d(&source, rows).unwrap().data().to_vec()
+    }
+
+    #[test]
+    fn grey_image_rows_and_marginal() {
+        // 2 rows of 3 texels: weights (1, 0, 3) and (0, 0, 0).
+        let t = table([2, 3, 1], vec![1.0, 0.0, 3.0, 0.0, -2.0, f32::NAN], RowWeight::Uniform);
+        assert_eq!(t, vec![0.0, 0.25, 0.25, 1.0, 0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0, 0.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn colour_texels_weigh_their_luminance_and_rows_their_sine() {
+        // 3 rows of 1 texel: the poles weigh nothing, the equator everything.
+        let t = table([3, 1, 3], vec![1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 5.0, 5.0, 5.0], RowWeight::SinTheta);
+        assert_eq!(&t[6..], &[0.0, 0.0, 1.0, 1.0]);
+        let source = TensorValue::new([1, 2, 1], vec![1.0, 1.0]).unwrap();
+        assert!(distribution_2d(&source, RowWeight::SinTheta).is_err());
+    }
+
+    #[test]
+    fn nothing_to_weigh_is_uniform() {
+        assert_eq!(table([1, 2, 1], vec![0.0, 0.0], RowWeight::Uniform), vec![0.0, 0.5, 1.0, 0.0, 1.0]);
+    }
+}

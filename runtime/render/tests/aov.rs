@@ -1,0 +1,127 @@
+//! The `aov` integrator: what the camera rays see first, in film channels named as Mitsuba
+//! names them, checked against the analytic answers of a sphere in front of the camera; the
+//! colour channels hold the nested integrator's image.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use drs_film::Image;
+use drs_render::{Definitions, LibraryOptions, PluginLibrary, RenderOptions, Scene};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn library() -> Arc<PluginLibrary> {
+    static LIBRARY: OnceLock<Arc<PluginLibrary>> = OnceLock::new();
+    LIBRARY.get_or_init(|| Arc::new(PluginLibrary::load(&LibraryOptions::default()).expect("the stdlib loads"))).clone()
+}
+
+/// A unit sphere (albedo (0.2, 0.4, 0.6)) at the origin seen from z = 4 at 32x32 under a
+/// constant sky, rendered by `integrator` (XML).
+fn sphere_scene(integrator: &str) -> Result<Scene, String> {
+    let text = format!(
+        r#"<scene version="3.0.0">
+            {integrator}
+            <sensor type="perspective">
+                <float name="fov" value="30"/>
+                <transform name="to_world"><lookat origin="0, 0, 4" target="0, 0, 0" up="0, 1, 0"/></transform>
+                <sampler type="independent"><integer name="sample_count" value="4"/></sampler>
+                <film type="hdrfilm">
+                    <integer name="width" value="32"/><integer name="height" value="32"/>
+                    <rfilter type="box"/>
+                </film>
+            </sensor>
+            <emitter type="constant"/>
+            <shape type="sphere">
+                <bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.4, 0.6"/></bsdf>
+            </shape>
+        </scene>"#
+    );
+    Scene::load_str(&text, root().join("aov_test.xml"), &Definitions::new(), library())
+        .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+}
+
+fn render(scene: &Scene) -> Image {
+    scene.render(&RenderOptions { seed: Some(1), ..RenderOptions::default() }).expect("renders")
+}
+
+fn channel(image: &Image, name: &str, x: u32, y: u32) -> f32 {
+    let c = image.channel_index(name).unwrap_or_else(|| panic!("no channel {name} in {:?}", image.channels()));
+    image.pixel(x, y)[c]
+}
+
+const AOVS: &str = r#"<string name="aovs" value="dd:depth, p:position, n:sh_normal, g:geo_normal, a:albedo, t:uv"/>"#;
+
+#[test]
+fn aovs_describe_the_first_hit() {
+    let scene =
+        sphere_scene(&format!(r#"<integrator type="aov">{AOVS}<integrator type="path" name="image"/></integrator>"#))
+            .unwrap();
+    let image = render(&scene);
+    let names: Vec<&str> = image.channels().iter().map(String::as_str).collect();
+    let expected = [
+        "R", "G", "B", "dd.T", "p.X", "p.Y", "p.Z", "n.X", "n.Y", "n.Z", "g.X", "g.Y", "g.Z", "a.R", "a.G", "a.B",
+        "t.U", "t.V",
+    ];
+    assert_eq!(names, expected);
+    // The pixels around the centre see the sphere's front, (0, 0, 1), 3 from the camera.
+    for (x, y) in [(15, 15), (16, 16)] {
+        let near = |name: &str, value: f32, tolerance: f32| {
+            let v = channel(&image, name, x, y);
+            assert!((v - value).abs() < tolerance, "{name} at ({x}, {y}): {v}, expected {value}");
+        };
+        near("dd.T", 3.0, 0.01);
+        near("p.Z", 1.0, 0.01);
+        for axis in ["n", "g"] {
+            near(&format!("{axis}.Z"), 1.0, 0.01);
+            near(&format!("{axis}.X"), 0.0, 0.1);
+        }
+        for (c, a) in [("a.R", 0.2), ("a.G", 0.4), ("a.B", 0.6)] {
+            near(c, a, 1e-5);
+        }
+    }
+    // Each hit lies on the unit sphere, and its normal is its position.
+    for (x, y) in [(10, 12), (20, 18), (16, 9)] {
+        let p = ["p.X", "p.Y", "p.Z"].map(|c| channel(&image, c, x, y));
+        let n = ["n.X", "n.Y", "n.Z"].map(|c| channel(&image, c, x, y));
+        let radius = p.iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((radius - 1.0).abs() < 0.02, "({x}, {y}): |p| = {radius}");
+        for k in 0..3 {
+            assert!((n[k] - p[k] / radius).abs() < 0.05, "({x}, {y}): n {n:?} vs p {p:?}");
+        }
+    }
+    // The corners see the sky: every AOV is 0.
+    for name in &expected[3..] {
+        assert_eq!(channel(&image, name, 0, 0), 0.0, "{name}");
+    }
+    // The colour is the nested path tracer's image, sample for sample.
+    let path = render(&sphere_scene(r#"<integrator type="path"/>"#).unwrap());
+    for (x, y) in [(0, 0), (15, 15), (10, 12)] {
+        for c in ["R", "G", "B"] {
+            assert_eq!(channel(&image, c, x, y), channel(&path, c, x, y), "{c} at ({x}, {y})");
+        }
+    }
+}
+
+#[test]
+fn without_a_nested_integrator_the_colour_is_black() {
+    let scene = sphere_scene(&format!(r#"<integrator type="aov">{AOVS}</integrator>"#)).unwrap();
+    let image = render(&scene);
+    assert_eq!(channel(&image, "R", 15, 15), 0.0);
+    assert!((channel(&image, "dd.T", 15, 15) - 3.0).abs() < 0.01);
+}
+
+#[test]
+fn bad_aov_lists_are_located_errors() {
+    let bad = |list: &str| {
+        let xml = format!("<integrator type=\"aov\">\n<string name=\"aovs\" value=\"{list}\"/>\n</integrator>");
+        sphere_scene(&xml).err().unwrap_or_else(|| panic!("{list}: the scene loads"))
+    };
+    let e = bad("dd:distance");
+    assert!(e.contains("aov_test.xml:3:1") && e.contains("unknown type \"distance\""), "{e}");
+    let e = bad("depth");
+    assert!(e.contains("name:type"), "{e}");
+    let e = sphere_scene(r#"<integrator type="aov"/>"#).err().expect("aovs is required");
+    assert!(e.contains("aovs"), "{e}");
+}
