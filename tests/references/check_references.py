@@ -35,6 +35,8 @@ SCENES = [
     "mask",
     "spot",
     "envmap",
+    "normalmap",
+    "bumpmap",
 ]
 MAX_BYTES = 200_000
 failures = []

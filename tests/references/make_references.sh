@@ -49,6 +49,8 @@ render blendbsdf "$root/tests/scenes/blendbsdf.xml"
 render mask "$root/tests/scenes/mask.xml"
 render spot "$root/tests/scenes/spot.xml"
 render envmap "$root/tests/scenes/envmap.xml"
+render normalmap "$root/tests/scenes/normalmap.xml"
+render bumpmap "$root/tests/scenes/bumpmap.xml"
 
 "$MITSUBA_PY" "$root/tests/references/check_references.py" "$work"
 cp "$work"/*.exr "$root/tests/references/"

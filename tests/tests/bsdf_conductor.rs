@@ -5,6 +5,8 @@
 
 use std::f64::consts::PI;
 
+use drs_render::TensorValue;
+use drs_sema::types::PluginKind;
 use drs_tests::chi2::SphericalChi2;
 use drs_tests::plugin_bench::{call_function, Bench, HostValue, Probes, Sampled, TRANSPORT_RADIANCE};
 use drs_tests::Uniforms;
@@ -550,5 +552,159 @@ fn mask_lets_light_through_where_it_is_transparent() {
     assert_weights_consistent(&probes, mask, wi, "mask");
     let config = SphericalChi2 { sample_count: 200_000, ..SphericalChi2::default() };
     let outcome = chi2_bsdf(&probes, mask, wi, &config);
+    assert!(outcome.passed(), "{outcome}");
+}
+
+/// `normalmap` evaluates its nested BSDF in the frame that the map's normal tilts: with the
+/// probe's frame (s, t, n) = (x, y, z) and dp/du = x, the tilted frame has n' = 2 c - 1
+/// (normalised), s' the part of x across n', t' = n' × s'. A flat map changes nothing; a
+/// tilted one gives the nested values at the directions seen in the tilted frame, nothing for a
+/// direction on different sides of the two surfaces, and samples by its density.
+#[test]
+fn normalmap_tilts_the_nested_bsdf() {
+    let mut bench = Bench::new();
+    let diffuse = bench.bsdf("diffuse", &[("reflectance", rgb([0.2, 0.5, 0.9]))]);
+    let metal = rough_conductor(&mut bench, (GGX, 0.3, 0.3, true));
+    let flat_code = [0.5f32, 0.5, 1.0];
+    let tilted_code = [0.8f32, 0.35, 0.75];
+    let map = |bench: &mut Bench, code: [f32; 3], nested: u32| {
+        bench.bsdf("normalmap", &[("normalmap", rgb(code)), ("nested_bsdf", HostValue::Handle(nested))])
+    };
+    let flat = map(&mut bench, flat_code, metal);
+    let tilted = [map(&mut bench, tilted_code, diffuse), map(&mut bench, tilted_code, metal)];
+    let probes = bench.compile();
+    assert_eq!(probes.flags(tilted[0]), probes.flags(diffuse));
+
+    let n = {
+        let v = tilted_code.map(|c| 2.0 * c as f64 - 1.0);
+        let len = dot3(v, v).sqrt();
+        v.map(|c| c / len)
+    };
+    let s = {
+        let v = [1.0 - n[0] * n[0], -n[0] * n[1], -n[0] * n[2]];
+        let len = dot3(v, v).sqrt();
+        v.map(|c| c / len)
+    };
+    let t = [n[1] * s[2] - n[2] * s[1], n[2] * s[0] - n[0] * s[2], n[0] * s[1] - n[1] * s[0]];
+    let into_tilted = |w: [f32; 3]| {
+        let w = w.map(f64::from);
+        [dot3(w, s) as f32, dot3(w, t) as f32, dot3(w, n) as f32]
+    };
+
+    let wi = dir(30.0, 200.0);
+    let wos: Vec<[f32; 3]> = (0..60).map(|i| dir(1.45 * i as f64, 47.0 * i as f64)).collect();
+    assert_eq!(probes.eval(flat, 0, wi, &wos), probes.eval(metal, 0, wi, &wos));
+    assert_eq!(probes.pdf(flat, 0, wi, &wos), probes.pdf(metal, 0, wi, &wos));
+    let mut blocked = 0;
+    for (&bsdf, &nested) in tilted.iter().zip(&[diffuse, metal]) {
+        let local: Vec<[f32; 3]> = wos.iter().map(|&w| into_tilted(w)).collect();
+        let (e, e_nested) = (probes.eval(bsdf, 0, wi, &wos), probes.eval(nested, 0, into_tilted(wi), &local));
+        let (p, p_nested) = (probes.pdf(bsdf, 0, wi, &wos), probes.pdf(nested, 0, into_tilted(wi), &local));
+        for i in 0..wos.len() {
+            let same_side = wos[i][2] * local[i][2] > 0.0;
+            blocked += usize::from(!same_side);
+            let expected_pdf = if same_side { p_nested[i] as f64 } else { 0.0 };
+            assert!(close(p[i] as f64, expected_pdf, 1e-4), "pdf at {:?}: {} vs {expected_pdf}", wos[i], p[i]);
+            let shadowing = terminator_shadowing(n[2], wos[i][2] as f64);
+            for c in 0..3 {
+                let expected = if same_side { e_nested[i][c] as f64 * shadowing } else { 0.0 };
+                assert!(close(e[i][c] as f64, expected, 1e-4), "eval at {:?}: {:?}", wos[i], e[i]);
+            }
+        }
+        assert_weights_consistent(&probes, bsdf, wi, "normalmap");
+        let config = SphericalChi2 { sample_count: 300_000, test_count: 2, ..SphericalChi2::default() };
+        let outcome = chi2_bsdf(&probes, bsdf, wi, &config);
+        assert!(outcome.passed(), "{outcome}");
+    }
+    assert!(blocked > 0, "some directions lie between the two surfaces");
+    // Seen from just below the surface, wi lies above the tilted one: nothing is scattered.
+    let below = {
+        let v = [0.6f32, 0.0, -0.1];
+        let len = (v[0] * v[0] + v[2] * v[2]).sqrt();
+        v.map(|c| c / len)
+    };
+    assert!(into_tilted(below)[2] > 0.0);
+    for &bsdf in &tilted {
+        assert!(probes.eval(bsdf, 0, below, &wos).iter().all(|e| *e == [0.0; 3]));
+        assert!(probes.pdf(bsdf, 0, below, &wos).iter().all(|&p| p == 0.0));
+        assert!(probes.sample(bsdf, 0, below, &Uniforms(4).triples(200)).iter().all(|s| s.failed()));
+    }
+}
+
+/// The bump-terminator shadowing (Estevez and Conty 2019) for a normal with z component
+/// `cos_delta` toward a direction with z component `cos_o`.
+fn terminator_shadowing(cos_delta: f64, cos_o: f64) -> f64 {
+    let alpha2 = (0.125 * (1.0 - cos_delta * cos_delta) / (cos_delta * cos_delta)).min(1.0);
+    let tan2_o = (1.0 - cos_o * cos_o) / (cos_o * cos_o);
+    2.0 / (1.0 + (1.0 + alpha2 * tan2_o).sqrt())
+}
+
+/// The numbers Mitsuba 3.9.1 gives for a normal map of colour (0.7, 0.4, 0.85) over a white
+/// `diffuse` (wi along the normal): pi eval toward wo at theta 30, 60 and 80 degrees (phi 0).
+#[test]
+fn normalmap_agrees_with_mitsuba() {
+    let mut bench = Bench::new();
+    let white = bench.bsdf("diffuse", &[("reflectance", rgb([1.0; 3]))]);
+    let map =
+        bench.bsdf("normalmap", &[("normalmap", rgb([0.7, 0.4, 0.85])), ("nested_bsdf", HostValue::Handle(white))]);
+    let probes = bench.compile();
+    // (theta_o, Mitsuba's pi eval / cos theta'_o, cos theta'_o)
+    for (theta, ratio, cos_tilted) in [(30.0, 0.99578, 0.9706), (60.0, 0.96441, 0.8384), (80.0, 0.76187, 0.6206)] {
+        let e = probes.eval(map, 0, [0.0, 0.0, 1.0], &[dir(theta, 0.0)])[0][0] as f64 * PI;
+        assert!(close(e, ratio * cos_tilted, 2e-4), "theta {theta}: {e} vs {}", ratio * cos_tilted);
+    }
+}
+
+fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// `bumpmap` tilts the normal by the height's slopes: a constant height changes nothing, and a
+/// 2x2 bitmap's bilinear slopes at uv (0.5, 0.5), (0.6, 0.4) times the scale 0.5, give
+/// Mitsuba 3.9.1's values (wi along the normal; pi eval and pi pdf of a white `diffuse`), the
+/// same as a normal map of the normal (-0.3, -0.2, 1).
+#[test]
+fn bumpmap_tilts_by_the_height_slopes() {
+    let mut bench = Bench::new();
+    let white = bench.bsdf("diffuse", &[("reflectance", rgb([1.0; 3]))]);
+    let heights = TensorValue::new([2, 2, 1], vec![0.1, 0.3, 0.2, 0.6]).unwrap();
+    let bitmap = bench.instance_with_tensors(PluginKind::Texture, "bitmap", &[], &[("data", heights)]);
+    let bumped = bench.bsdf(
+        "bumpmap",
+        &[("texture", HostValue::Handle(bitmap)), ("scale", f(0.5)), ("nested_bsdf", HostValue::Handle(white))],
+    );
+    let level = bench.bsdf("bumpmap", &[("texture", f(0.7)), ("nested_bsdf", HostValue::Handle(white))]);
+    let n = {
+        let len = (0.3f64 * 0.3 + 0.2 * 0.2 + 1.0).sqrt();
+        [-0.3 / len, -0.2 / len, 1.0 / len]
+    };
+    let code = n.map(|c| ((c + 1.0) / 2.0) as f32);
+    let mapped = bench.bsdf("normalmap", &[("normalmap", rgb(code)), ("nested_bsdf", HostValue::Handle(white))]);
+    let probes = bench.compile();
+
+    let wi = [0.0, 0.0, 1.0];
+    let wos: Vec<[f32; 3]> = (0..40).map(|i| dir(2.1 * i as f64, 53.0 * i as f64)).collect();
+    assert_eq!(probes.eval(level, 0, wi, &wos), probes.eval(white, 0, wi, &wos));
+    let (e_bump, e_map) = (probes.eval(bumped, 0, wi, &wos), probes.eval(mapped, 0, wi, &wos));
+    for (a, b) in e_bump.iter().zip(&e_map) {
+        assert!(close(a[0] as f64, b[0] as f64, 1e-4), "{a:?} vs {b:?}");
+    }
+    // (theta, phi, Mitsuba's pi eval, Mitsuba's pi pdf)
+    let mitsuba = [
+        (30.0, 0.0, 0.67267033, 0.67357996),
+        (60.0, 0.0, 0.22326527, 0.22595395),
+        (80.0, 0.0, 0.0, 0.0),
+        (50.0, 120.0, 0.58460748, 0.58796134),
+        (70.0, 250.0, 0.56185192, 0.57858354),
+    ];
+    for (theta, phi, eval, pdf) in mitsuba {
+        let wo = [dir(theta, phi)];
+        let e = probes.eval(bumped, 0, wi, &wo)[0][0] as f64 * PI;
+        let p = probes.pdf(bumped, 0, wi, &wo)[0] as f64 * PI;
+        assert!(close(e, eval, 1e-3) && close(p, pdf, 1e-3), "({theta}, {phi}): {e} {p} vs {eval} {pdf}");
+    }
+    assert_weights_consistent(&probes, bumped, dir(35.0, 40.0), "bumpmap");
+    let config = SphericalChi2 { sample_count: 200_000, ..SphericalChi2::default() };
+    let outcome = chi2_bsdf(&probes, bumped, dir(35.0, 40.0), &config);
     assert!(outcome.passed(), "{outcome}");
 }

@@ -195,7 +195,8 @@ pub fn param_kind(layout: &Layout) -> Option<ParamKind> {
 /// (with the param's default); params it cannot give keep their defaults. Plugin-reference
 /// params also take nested objects of their category without a matching name (one child slot
 /// per category, as many as there are such params): Mitsuba passes the BSDFs of `twosided`,
-/// `blendbsdf` and `mask` this way, and the scene fills the params in declaration order.
+/// `blendbsdf` and `mask` this way, and the scene fills the params in declaration order (and
+/// so the texture params of [`NESTED_TEXTURES`]).
 /// BSDFs also take Mitsuba's named constants (`materials.rs`): IOR names for `int_ior` and
 /// `ext_ior`, and a `material` preset that gives the defaults of `eta` and `k`.
 fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: PluginKind) -> PluginSchema {
@@ -203,7 +204,7 @@ fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: P
     let takes_material = materials::takes_material(kind, params);
     let mut slots: Vec<(Category, usize)> = Vec::new();
     for param in params {
-        if let Some(ParamKind::Object(c)) = param_kind(&param.layout) {
+        if let Some(c) = child_category(kind, name, param) {
             match slots.iter_mut().find(|(s, _)| *s == c) {
                 Some((_, n)) => *n += 1,
                 None => slots.push((c, 1)),
@@ -242,7 +243,7 @@ fn plugin_schema(category: Category, name: &str, params: &[ParamLayout], kind: P
             Some(value) => p.default(value),
             // A reference param may come from an unnamed nested object, matched when the scene
             // is built (which reports a missing one).
-            None if param.default.is_none() && !matches!(param_kind, ParamKind::Object(_)) => p.required(),
+            None if param.default.is_none() && child_category(kind, name, param).is_none() => p.required(),
             None => p,
         };
         schema = schema.param(p);
@@ -267,6 +268,22 @@ fn choice_schema(param: &ParamLayout) -> ParamSchema {
     match default_word {
         Some(word) => p.default(Value::String(word.to_string())),
         None => p.required(),
+    }
+}
+
+/// Texture params that take a nested texture of any name, as (kind, plugin, param): Mitsuba's
+/// `bumpmap` takes its height field so.
+pub const NESTED_TEXTURES: [(PluginKind, &str, &str); 1] = [(PluginKind::Bsdf, "bumpmap", "texture")];
+
+/// The category of the nested objects without a matching name that fill `param` of the plugin
+/// `kind` `name`: a plugin reference's, or `texture` for [`NESTED_TEXTURES`].
+pub fn child_category(kind: PluginKind, name: &str, param: &ParamLayout) -> Option<Category> {
+    match param_kind(&param.layout) {
+        Some(ParamKind::Object(c)) => Some(c),
+        _ if NESTED_TEXTURES.iter().any(|&(k, n, p)| k == kind && n == name && p == param.name) => {
+            Some(Category::Texture)
+        }
+        _ => None,
     }
 }
 

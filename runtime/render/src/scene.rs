@@ -330,10 +330,7 @@ impl<'a> SceneBuild<'a> {
             let mut value = self
                 .property_value(object, kind, &param.name)
                 .or_else(|| material_values.iter().find(|(target, _)| *target == param.name).map(|(_, v)| v.clone()));
-            let category = crate::library::param_kind(&param.layout).and_then(|k| match k {
-                drs_scene::ParamKind::Object(c) => Some(c),
-                _ => None,
-            });
+            let category = crate::library::child_category(kind, object.plugin(), param);
             if let (None, Some(category)) = (&value, category) {
                 if let Some(i) = nested.iter().position(|(c, _)| *c == category) {
                     value = Some(Value::Object(nested.remove(i).1));
@@ -365,11 +362,14 @@ impl<'a> SceneBuild<'a> {
         Ok(h)
     }
 
-    /// The scene value for param `name`, with the native emitters' alternative forms and
-    /// derived defaults.
+    /// The scene value for param `name`, with the native emitters' alternative forms, the
+    /// `srgb` texture's `color`, and derived defaults.
     fn property_value(&self, object: &Object, kind: PluginKind, name: &str) -> Option<Value> {
         if let Some(v) = object.value(name) {
             return Some(v.clone());
+        }
+        if (kind, object.plugin(), name) == (PluginKind::Texture, "srgb", "value") {
+            return object.value("color").cloned();
         }
         if (kind, object.plugin(), name) == (PluginKind::Emitter, "spot", "beam_width") {
             // Mitsuba's default core: 3/4 of the cone.

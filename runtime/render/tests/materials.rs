@@ -1,7 +1,7 @@
 //! Mitsuba's named constants in scenes (`materials.rs`): conductor `material` presets and IOR
 //! names give the params Mitsuba 3.9.1 has (values read back from Mitsuba with `mi.traverse`),
 //! a preset renders exactly as its eta and k given explicitly, and bad names are located
-//! errors.
+//! errors. Also the `srgb` texture's scene-file form (`color`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -169,4 +169,17 @@ fn a_preset_renders_exactly_as_its_eta_and_k() {
     let gold = render_ball(r#"<bsdf type="conductor"><string name="material" value="Au"/></bsdf>"#);
     assert!(preset.data() == explicit.data(), "the copper preset and its explicit eta, k render alike, bit for bit");
     assert!(preset.data() != gold.data(), "the preset matters: gold renders differently");
+}
+
+/// An `srgb` texture written as Mitsuba writes it, `<rgb name="color" ..>`, holds that colour
+/// under Mitsuba's key `value`; without `color` it is an error.
+#[test]
+fn srgb_textures_take_their_color() {
+    let texture = r#"<bsdf type="diffuse"><texture type="srgb" name="reflectance">
+        <rgb name="color" value="0.2, 0.4, 0.6"/><boolean name="unbounded" value="true"/></texture></bsdf>"#;
+    let scene = load(&[texture]).unwrap();
+    assert_eq!(color(&scene, "ball0.bsdf.reflectance.value"), [0.2, 0.4, 0.6]);
+    let e =
+        load(&[r#"<bsdf type="diffuse"><texture type="srgb" name="reflectance"/></bsdf>"#]).err().expect("an error");
+    assert!(e.contains("color"), "{e}");
 }

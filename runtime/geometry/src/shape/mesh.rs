@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::f32::consts::PI;
 
 use crate::error::GeometryError;
-use crate::interaction::{Hit, SurfaceInteraction};
-use crate::math::{Aabb, Frame, Ray, Transform, Vec2, Vec3};
+use crate::interaction::{shading_frame, Hit, SurfaceInteraction};
+use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
 use crate::sampling::{square_to_uniform_triangle, DiscreteDistribution, PositionSample};
 use crate::triangle::{intersect_triangle, RayShear, TriangleHit};
 
@@ -123,8 +123,8 @@ impl TriangleMesh {
     }
 
     /// Mitsuba `Mesh::compute_surface_interaction`: the point from the barycentrics, the face
-    /// normal, interpolated vertex normals, and uv partials by the change of variables from
-    /// barycentrics to texture coordinates.
+    /// normal, interpolated vertex normals, uv partials by the change of variables from
+    /// barycentrics to texture coordinates, and the shading frame along dp/du.
     pub(crate) fn surface_interaction(&self, ray: &Ray, hit: &Hit) -> SurfaceInteraction {
         let tri = self.triangles[hit.prim_index as usize];
         let [p0, p1, p2] = tri.map(|i| self.positions[i as usize]);
@@ -155,7 +155,9 @@ impl TriangleMesh {
             }
             None => (Vec2::new(b1, b2), e1, e2),
         };
-        let sh_frame = Frame::from_normal(shading_n);
+        // Mitsuba's frame: its first axis follows dp/du (normal maps and anisotropic BSDFs
+        // depend on it).
+        let sh_frame = shading_frame(shading_n, dp_du);
         SurfaceInteraction {
             t: hit.t,
             p: p0 * b0 + p1 * b1 + p2 * b2,

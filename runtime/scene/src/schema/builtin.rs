@@ -49,6 +49,14 @@ pub(super) fn native_plugins() -> Vec<PluginSchema> {
     plugins.push(sampler("independent"));
     plugins.push(sampler("stratified").param(P::new("jitter", K::Boolean).default(true)));
     plugins.extend(emitters());
+    // The `srgb` texture is stdlib/textures/srgb.drs; scene files give its colour as `color`
+    // (its param, and Mitsuba's key, is `value`). `unbounded` only matters to Mitsuba's
+    // spectral variants: in RGB a colour is used as given either way.
+    plugins.push(
+        PluginSchema::new(Texture, "srgb")
+            .param(P::new("color", K::Color).required())
+            .param(P::new("unbounded", K::Boolean).default(false)),
+    );
     // The `aov` integrator is stdlib/integrators/aov.drs; its `aovs` list, which a .drs param
     // cannot hold, is read by the runtime.
     plugins.push(
