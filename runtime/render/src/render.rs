@@ -47,6 +47,14 @@ impl Scene {
     pub fn render(&self, options: &RenderOptions) -> Result<Image, RenderError> {
         let kernel = self.kernel(options.lanes)?;
         let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
+        let expected = self.result_width();
+        if entry.results().len() != expected {
+            return Err(RenderError::Link(format!(
+                "the integrator's entry returns {} values per sample, the renderer reads {expected} (colour, valid flag{})",
+                entry.results().len(),
+                if self.aovs.is_some() { " and the AOV values of stdlib/integrators/aov.drs" } else { "" }
+            )));
+        }
         let buffers: Vec<Buffer> = kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
         let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
@@ -69,6 +77,11 @@ impl Scene {
         let pool = Scene::thread_pool(options)?;
         pool.install(|| film.render_tiles(&tiles, render_tile))?;
         Ok(film.develop())
+    }
+
+    /// The kernel results per lane: [`RESULTS`], then the AOV values if the scene has AOVs.
+    fn result_width(&self) -> usize {
+        RESULTS + if self.aovs.is_some() { crate::aov::value_count() } else { 0 }
     }
 
     /// The sample generator of a pass: the scene's sampler with the options' count and seed.
@@ -107,7 +120,7 @@ impl Scene {
         run: impl Fn(usize, &[u32], &mut [u32]) -> Result<(), RenderError>,
     ) -> Result<(), RenderError> {
         let aov_values = self.aovs.as_ref().map(|a| a.values.as_slice()).unwrap_or_default();
-        let width = RESULTS + if self.aovs.is_some() { crate::aov::value_count() } else { 0 };
+        let width = self.result_width();
         let mut results = vec![0u32; width * BATCH];
         let mut extra = vec![0f32; aov_values.len()];
         self.for_each_batch(block.tile(), sampler, spp, |n, args, positions| {

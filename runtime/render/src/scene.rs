@@ -214,18 +214,8 @@ impl<'a> SceneBuild<'a> {
         };
         let integrator_plugin = self.plugin_of_handle(PluginKind::Integrator, integrator);
         let aovs = match root.child(Category::Integrator) {
-            Some(id) if self.library.program().program.plugins[integrator_plugin].methods.contains_key(AOV_METHOD) => {
-                let object = &desc[id];
-                let list = object.string("aovs").ok_or_else(|| error(object, "the AOV integrator needs `aovs`"))?;
-                let aovs = parse_aovs(list).map_err(|message| {
-                    let location = object.property("aovs").and_then(|p| p.location.clone());
-                    let mut e = SceneError::new(location.or_else(|| object.location().cloned()), message);
-                    e.element_path = Some(object.path().to_owned());
-                    e
-                })?;
-                Some(aovs)
-            }
-            _ => None,
+            Some(id) => self.aov_channels(&desc[id], integrator_plugin)?,
+            None => None,
         };
 
         let sensor = root.child(Category::Sensor).ok_or_else(|| error(root, "the scene has no <sensor>"))?;
@@ -245,6 +235,20 @@ impl<'a> SceneBuild<'a> {
             film,
             sampler,
             kernels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The AOV channels of the scene's integrator: those of its `aovs` list when its plugin has
+    /// `sample_aovs` (the schema of `aov` requires the list; an integrator without one renders
+    /// through `sample`).
+    fn aov_channels(&self, object: &Object, plugin: PluginId) -> Result<Option<AovChannels>, SceneError> {
+        let has_method = self.library.program().program.plugins[plugin].methods.contains_key(AOV_METHOD);
+        let Some(list) = object.string("aovs").filter(|_| has_method) else { return Ok(None) };
+        parse_aovs(list).map(Some).map_err(|message| {
+            let location = object.property("aovs").and_then(|p| p.location.clone());
+            let mut e = SceneError::new(location.or_else(|| object.location().cloned()), message);
+            e.element_path = Some(object.path().to_owned());
+            e
         })
     }
 

@@ -125,3 +125,38 @@ fn bad_aov_lists_are_located_errors() {
     let e = sphere_scene(r#"<integrator type="aov"/>"#).err().expect("aovs is required");
     assert!(e.contains("aovs"), "{e}");
 }
+
+/// A user `aov` whose `sample_aovs` returns other values than the stdlib's is an error at
+/// render time, not a misread image.
+#[test]
+fn a_sample_aovs_of_another_shape_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("drs-aov-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plugin = r#"
+import types::*;
+import runtime::*;
+import interfaces;
+
+integrator Aov {
+    fn sample(scene: Scene, sampler: Sampler, ray: Ray) -> (Color, bool) {
+        (Color(0.0), false)
+    }
+
+    fn sample_aovs(scene: Scene, sampler: Sampler, ray: Ray) -> (Color, bool, [f32; 2]) {
+        let si = scene.intersect(ray);
+        (Color(0.0), si.valid, [si.t, 0.0])
+    }
+}
+"#;
+    std::fs::write(dir.join("aov.drs"), plugin).unwrap();
+    let options = LibraryOptions { plugin_dirs: vec![dir.clone()], ..LibraryOptions::default() };
+    let library = Arc::new(PluginLibrary::load(&options).unwrap_or_else(|e| panic!("{e}")));
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = r#"<scene version="3.0.0">
+        <integrator type="aov"><string name="aovs" value="dd:depth"/></integrator>
+        <sensor type="perspective"><film type="hdrfilm"><integer name="width" value="4"/><integer name="height" value="4"/></film></sensor>
+    </scene>"#;
+    let scene = Scene::load_str(text, root().join("aov_test.xml"), &Definitions::new(), library).unwrap();
+    let e = scene.render(&RenderOptions::default()).err().expect("an error").to_string();
+    assert!(e.contains("returns 6 values per sample, the renderer reads 19"), "{e}");
+}
