@@ -157,6 +157,6 @@ integrator Aov {
         <sensor type="perspective"><film type="hdrfilm"><integer name="width" value="4"/><integer name="height" value="4"/></film></sensor>
     </scene>"#;
     let scene = Scene::load_str(text, root().join("aov_test.xml"), &Definitions::new(), library).unwrap();
-    let e = scene.render(&RenderOptions::default()).err().expect("an error").to_string();
+    let e = scene.render(&RenderOptions::default()).expect_err("an error").to_string();
     assert!(e.contains("returns 6 values per sample, the renderer reads 19"), "{e}");
 }
