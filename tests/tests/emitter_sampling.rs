@@ -442,8 +442,9 @@ fn chi2_environment(probes: &Probes, emitter: u32, x: [f32; 3], config: &Spheric
 }
 
 /// The envmap samples by its density: a colour sky with a sun and a black band (turned by
-/// `to_world`), a small grey map, and a black map (sampled uniformly over its texels, the
-/// pole rows' folded tents included). The weight is the radiance over the density, the
+/// `to_world`), a small grey map, a black map (sampled uniformly over its texels, the pole
+/// rows' folded tents included), and the sky with `mis_compensation` (only the sun and the
+/// sky above the mean luminance get samples). The weight is the radiance over the density, the
 /// radiance that `eval` sees from the same direction.
 #[test]
 fn envmap_sampling_matches_its_density() {
@@ -461,12 +462,18 @@ fn envmap_sampling_matches_its_density() {
     let small = lights.instance_with_tensors(env, "envmap", &[], &[("data", grey)]);
     let black = TensorValue::new([4, 6, 3], vec![0.0; 72]).expect("a valid tensor");
     let dark = lights.instance_with_tensors(env, "envmap", &[], &[("data", black)]);
+    let compensated = lights.instance_with_tensors(
+        env,
+        "envmap",
+        &[("mis_compensation", HostValue::Bool(true))],
+        &[("data", sky_map(24, 12))],
+    );
     let probes = emitter_probes(&lights);
     let x = [0.3f32, -2.0, 1.0];
     let config =
-        SphericalChi2 { sample_count: 500_000, integration_points: 16, test_count: 3, ..SphericalChi2::default() };
+        SphericalChi2 { sample_count: 500_000, integration_points: 16, test_count: 4, ..SphericalChi2::default() };
     let mut failures = Vec::new();
-    for (name, emitter) in [("sky", sky), ("grey", small), ("black", dark)] {
+    for (name, emitter) in [("sky", sky), ("grey", small), ("black", dark), ("compensated", compensated)] {
         let outcome = chi2_environment(&probes, emitter, x, &config);
         if !outcome.passed() || (outcome.total_mass - 1.0).abs() > 2e-3 {
             failures.push(format!("{name}:\n{outcome}"));

@@ -573,10 +573,18 @@ impl Sema {
             _ if words.iter().any(Result::is_err) => {
                 (words.iter().find_map(|w| w.err()).unwrap_or(attr.span), "not a plain name".to_string())
             }
-            [Ok("distribution_2d"), Ok(source), Ok(rows)] => match RowWeight::WORDS.iter().find(|(w, _)| w == rows) {
-                Some(&(_, rows)) => return Some(Derivation::Distribution2d { source: source.to_string(), rows }),
-                None => (attr.args[2].span(), format!("the rows are weighted {row_words}")),
-            },
+            [Ok("distribution_2d"), Ok(source), Ok(rows), rest @ ..] if matches!(rest, [] | [Ok(MIS_COMPENSATED)]) => {
+                match RowWeight::WORDS.iter().find(|(w, _)| w == rows) {
+                    Some(&(_, rows)) => {
+                        let source = source.to_string();
+                        return Some(Derivation::Distribution2d { source, rows, mis_compensated: !rest.is_empty() });
+                    }
+                    None => (attr.args[2].span(), format!("the rows are weighted {row_words}")),
+                }
+            }
+            [Ok("distribution_2d"), _, _, _] => {
+                (attr.args[3].span(), format!("the optional last word is `{MIS_COMPENSATED}`"))
+            }
             [Ok("distribution_2d"), ..] => (attr.span, "`distribution_2d` takes a source and a row weight".to_string()),
             [_, ..] => (attr.args[0].span(), "the derivation is `distribution_2d`".to_string()),
             [] => (attr.span, "no derivation given".to_string()),
@@ -584,7 +592,9 @@ impl Sema {
         self.error(
             Diagnostic::new(Code::AttributeArguments, problem.0, "`@derived` takes a derivation and its arguments")
                 .with_label(problem.1)
-                .with_help(format!("write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}")),
+                .with_help(format!(
+                    "write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}, optionally followed by `{MIS_COMPENSATED}`"
+                )),
         );
         None
     }
@@ -908,6 +918,9 @@ pub fn duplicate_attr(attr: &Attribute) -> Diagnostic {
     Diagnostic::new(Code::DuplicateAttribute, attr.span, format!("`@{}` is given twice", attr.name.name))
         .with_label("remove this one")
 }
+
+/// The optional last word of `@derived(distribution_2d, ..)`.
+const MIS_COMPENSATED: &str = "mis_compensated";
 
 const KNOWN_ATTRIBUTES: &[&str] = &["choice", "custom_fwd", "custom_bwd", "derived", "max_iters", "no_diff"];
 

@@ -129,10 +129,11 @@ pub struct PluginParamDef {
 /// (spec/plugins.md § Derived tensors). Derived data carries no derivatives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Derivation {
-    /// `@derived(distribution_2d, SOURCE, ROWS)`: the sampling table of the discrete
-    /// distribution over the texels of the `Tensor` param `source`, each texel weighted by its
-    /// luminance times the row weight `rows`.
-    Distribution2d { source: String, rows: RowWeight },
+    /// `@derived(distribution_2d, SOURCE, ROWS[, mis_compensated])`: the sampling table of the
+    /// discrete distribution over the texels of the `Tensor` param `source`, each texel
+    /// weighted by its luminance (less the mean luminance when `mis_compensated`) times the row
+    /// weight `rows`.
+    Distribution2d { source: String, rows: RowWeight, mis_compensated: bool },
 }
 
 /// The weight of each row of a [`Derivation::Distribution2d`] source.

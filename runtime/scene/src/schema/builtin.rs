@@ -138,6 +138,7 @@ fn emitters() -> Vec<PluginSchema> {
             .param(P::new("radiance", K::Color).default(Value::Spectrum(1.0)).range(non_negative)),
         PluginSchema::new(Emitter, "envmap")
             .param(P::new("filename", K::Filename).required())
+            .param(P::new("mis_compensation", K::Boolean).default(false))
             .param(P::new("scale", K::Float).default(1.0).range(non_negative))
             .param(P::new("to_world", K::Transform).default(Transform::IDENTITY)),
         PluginSchema::new(Emitter, "directional")
