@@ -37,8 +37,11 @@ SCENES = [
     "envmap",
     "normalmap",
     "bumpmap",
+    "aov",
 ]
 MAX_BYTES = 200_000
+# The aov scene's channels: depth, position, uv, geometric and shading normals, albedo.
+AOV_CHANNELS = 15
 failures = []
 
 
@@ -89,9 +92,12 @@ def main(directory):
         check(size < MAX_BYTES, f"{path}: {size} bytes, more than {MAX_BYTES}")
         bitmap = mi.Bitmap(path)
         image = np.array(bitmap, dtype=np.float64)
-        shape_ok = image.shape == (64, 64, 3) and bitmap.component_format() == mi.Struct.Type.Float32
-        check(shape_ok, f"{path}: {image.shape} {bitmap.component_format()}, expected 64x64 RGB float32")
-        check(bool(np.isfinite(image).all() and (image >= 0).all()), f"{path}: negative or non-finite pixels")
+        channels = AOV_CHANNELS if scene == "aov" else 3
+        shape_ok = image.shape == (64, 64, channels) and bitmap.component_format() == mi.Struct.Type.Float32
+        check(shape_ok, f"{path}: {image.shape} {bitmap.component_format()}, expected 64x64x{channels} float32")
+        # AOVs (positions, normals) may be negative; radiance may not.
+        non_negative = scene == "aov" or (image >= 0).all()
+        check(bool(np.isfinite(image).all() and non_negative), f"{path}: negative or non-finite pixels")
         means = ", ".join(f"{m:.5f}" for m in image.reshape(-1, image.shape[-1]).mean(axis=0))
         print(f"{scene}: {size / 1000:.1f} KB, channel means (R, G, B) = ({means})")
         if scene == "white_furnace":

@@ -51,6 +51,7 @@ render spot "$root/tests/scenes/spot.xml"
 render envmap "$root/tests/scenes/envmap.xml"
 render normalmap "$root/tests/scenes/normalmap.xml"
 render bumpmap "$root/tests/scenes/bumpmap.xml"
+render aov "$root/tests/scenes/aov.xml"
 
 "$MITSUBA_PY" "$root/tests/references/check_references.py" "$work"
 cp "$work"/*.exr "$root/tests/references/"
