@@ -162,7 +162,11 @@ impl ImageBlock {
         let channels = self.channel_count();
         let start = pixel * channels;
         let pixel = &mut self.data[start..start + channels];
-        for (sum, value) in pixel.iter_mut().zip(rgb.iter().chain([&weight]).chain(aovs)) {
+        let (base, aov_sums) = pixel.split_at_mut(BASE_CHANNELS);
+        for (sum, value) in base.iter_mut().zip([rgb[0], rgb[1], rgb[2], weight]) {
+            *sum += value * filter_weight;
+        }
+        for (sum, value) in aov_sums.iter_mut().zip(aovs) {
             *sum += value * filter_weight;
         }
     }

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use drs_cranelift::Externs;
+use drs_cranelift::{Externs, LaneGroup};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
 use drs_geometry::Ray;
@@ -122,9 +122,10 @@ fn vec3(args: &[u32]) -> Vec3 {
     Vec3::new(f(args[0]), f(args[1]), f(args[2]))
 }
 
-fn put(out: &mut [u32], order: &[usize], values: &[u32]) {
-    for (slot, &field) in out.iter_mut().zip(order) {
-        *slot = values[field];
+/// Writes a struct result of `lane`: result slot `i` gets field `order[i]` of `values`.
+fn set_fields(g: &mut LaneGroup, lane: usize, order: &[usize], values: &[u32]) {
+    for (slot, &field) in order.iter().enumerate() {
+        g.set(slot, lane, values[field]);
     }
 }
 
@@ -191,13 +192,22 @@ pub(crate) fn bind(
         let name = decl.name.as_str();
         let s = scene.clone();
         match name {
-            "Sampler::next_1d" => externs.bind(name, |args, out| {
-                out[0] = with_streams(|st| st.get_mut(args[0] as usize).map_or(0.0, |s| s.next_1d())).to_bits();
+            "Sampler::next_1d" => externs.bind_group(name, |g| {
+                with_streams(|st| {
+                    for lane in g.active_lanes() {
+                        let x = st.get_mut(g.arg(0, lane) as usize).map_or(0.0, |s| s.next_1d());
+                        g.set(0, lane, x.to_bits());
+                    }
+                })
             }),
-            "Sampler::next_2d" => externs.bind(name, |args, out| {
-                let [x, y] = with_streams(|st| st.get_mut(args[0] as usize).map_or([0.0; 2], |s| s.next_2d()));
-                out[0] = x.to_bits();
-                out[1] = y.to_bits();
+            "Sampler::next_2d" => externs.bind_group(name, |g| {
+                with_streams(|st| {
+                    for lane in g.active_lanes() {
+                        let [x, y] = st.get_mut(g.arg(0, lane) as usize).map_or([0.0; 2], |s| s.next_2d());
+                        g.set(0, lane, x.to_bits());
+                        g.set(1, lane, y.to_bits());
+                    }
+                })
             }),
             "Sampler::clone" => externs.bind(name, |args, out| {
                 out[0] = with_streams(|st| derive_stream(st, args[0], SampleStream::clone));
@@ -207,48 +217,70 @@ pub(crate) fn bind(
             }),
             "Scene::intersect" => {
                 let order = field_order(program, name, &SI_FIELDS)?;
-                externs.bind(name, move |args, out| put(out, &order, &surface_interaction(&s, &args[1..])))
+                externs.bind_group(name, move |g| {
+                    for lane in g.active_lanes() {
+                        let args: [u32; 8] = std::array::from_fn(|p| g.arg(p + 1, lane));
+                        let si = surface_interaction(&s, &args);
+                        set_fields(g, lane, &order, &si);
+                    }
+                })
             }
-            "Scene::ray_test" => externs.bind(name, move |args, out| {
-                out[0] = s.geometry.ray_test(&ray(&args[1..]).0) as u32;
-            }),
-            "Scene::sample_emitter" => externs.bind(name, move |args, out| {
-                let n = s.emitters.len();
-                let u = f(args[1]);
-                if n == 0 {
-                    out.copy_from_slice(&[NULL_HANDLE, 0f32.to_bits(), u.to_bits()]);
-                    return;
+            "Scene::ray_test" => externs.bind_group(name, move |g| {
+                for lane in g.active_lanes() {
+                    let args: [u32; 8] = std::array::from_fn(|p| g.arg(p + 1, lane));
+                    g.set(0, lane, s.geometry.ray_test(&ray(&args).0) as u32);
                 }
-                let scaled = u * n as f32;
-                let index = (scaled as usize).min(n - 1);
-                let reused = (scaled - index as f32).clamp(0.0, 1.0 - f32::EPSILON / 2.0);
-                out.copy_from_slice(&[s.emitters[index], (n as f32).to_bits(), reused.to_bits()]);
             }),
-            "Scene::emitter_selection_pdf" => externs.bind(name, move |args, out| {
-                let known = args[1] != NULL_HANDLE && s.emitters.contains(&args[1]);
-                out[0] = if known { 1.0 / s.emitters.len() as f32 } else { 0.0 }.to_bits();
+            "Scene::sample_emitter" => externs.bind_group(name, move |g| {
+                let n = s.emitters.len();
+                for lane in g.active_lanes() {
+                    let u = f(g.arg(1, lane));
+                    let [emitter, count, reused] = if n == 0 {
+                        [NULL_HANDLE, 0f32.to_bits(), u.to_bits()]
+                    } else {
+                        let scaled = u * n as f32;
+                        let index = (scaled as usize).min(n - 1);
+                        let reused = (scaled - index as f32).clamp(0.0, 1.0 - f32::EPSILON / 2.0);
+                        [s.emitters[index], (n as f32).to_bits(), reused.to_bits()]
+                    };
+                    g.set(0, lane, emitter);
+                    g.set(1, lane, count);
+                    g.set(2, lane, reused);
+                }
+            }),
+            "Scene::emitter_selection_pdf" => externs.bind_group(name, move |g| {
+                for lane in g.active_lanes() {
+                    let emitter = g.arg(1, lane);
+                    let known = emitter != NULL_HANDLE && s.emitters.contains(&emitter);
+                    g.set(0, lane, if known { 1.0 / s.emitters.len() as f32 } else { 0.0 }.to_bits());
+                }
             }),
             "Scene::environment" => externs.bind(name, move |_, out| out[0] = s.environment),
             "Scene::emitter_count" => externs.bind(name, move |_, out| out[0] = s.emitters.len() as u32),
             "shape_sample_position" => {
                 let order = field_order(program, name, &PS_FIELDS)?;
-                externs.bind(name, move |args, out| {
-                    let mut v = [0u32; 11];
-                    v[8] = args[1];
-                    if let Some(shape) = s.geometry.shapes().get(args[0] as usize) {
-                        let ps = shape.sample_position(Vec2::new(f(args[2]), f(args[3])));
-                        for (i, x) in
-                            [ps.p.x, ps.p.y, ps.p.z, ps.n.x, ps.n.y, ps.n.z, ps.uv.x, ps.uv.y].iter().enumerate()
-                        {
-                            v[i] = x.to_bits();
+                externs.bind_group(name, move |g| {
+                    for lane in g.active_lanes() {
+                        let mut v = [0u32; 11];
+                        v[8] = g.arg(1, lane);
+                        if let Some(shape) = s.geometry.shapes().get(g.arg(0, lane) as usize) {
+                            let ps = shape.sample_position(Vec2::new(f(g.arg(2, lane)), f(g.arg(3, lane))));
+                            for (i, x) in
+                                [ps.p.x, ps.p.y, ps.p.z, ps.n.x, ps.n.y, ps.n.z, ps.uv.x, ps.uv.y].iter().enumerate()
+                            {
+                                v[i] = x.to_bits();
+                            }
+                            v[9] = ps.pdf.to_bits();
                         }
-                        v[9] = ps.pdf.to_bits();
+                        set_fields(g, lane, &order, &v);
                     }
-                    put(out, &order, &v);
                 })
             }
-            "shape_pdf_position" => externs.bind(name, move |args, out| {
-                out[0] = s.geometry.shapes().get(args[0] as usize).map_or(0.0, |shape| shape.pdf_position()).to_bits();
+            "shape_pdf_position" => externs.bind_group(name, move |g| {
+                for lane in g.active_lanes() {
+                    let shape = s.geometry.shapes().get(g.arg(0, lane) as usize);
+                    g.set(0, lane, shape.map_or(0.0, |shape| shape.pdf_position()).to_bits());
+                }
             }),
             other => {
                 return Err(HostError { function: other.to_owned(), message: "the runtime does not provide it".into() })

@@ -10,11 +10,13 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicU32;
 
-/// The C signature every host function is called through: `args` holds one u32 per extern
-/// parameter (f32 bits, two's complement integers, bools as 0/1) and the callee writes one u32
-/// per result to `results`. `user` is the pointer bound with the function. It is called once per
-/// active lane.
-pub type RawExternFn = unsafe extern "C" fn(args: *const u32, results: *mut u32, user: *mut c_void);
+/// The C signature every host function is called through, once per call site and lane group.
+/// `args` holds `lanes` u32 per extern parameter (`args[param * lanes + lane]`: f32 bits, two's
+/// complement integers, bools as 0/1) and the callee writes `results[result * lanes + lane]`
+/// for the lanes whose bit is set in `active`; the results of other lanes are ignored. `user`
+/// is the pointer bound with the function. Scalar code passes `lanes` 1 and `active` 1.
+pub type RawExternFn =
+    unsafe extern "C" fn(args: *const u32, results: *mut u32, user: *mut c_void, lanes: u32, active: u32);
 
 /// The C signature of an entry wrapper (see [`crate::Kernel::entry`]).
 ///
@@ -121,7 +123,60 @@ pub(crate) struct HostSlot {
     pub func: Option<HostClosure>,
 }
 
-pub(crate) type HostClosure = Box<dyn Fn(&[u32], &mut [u32]) + Send + Sync>;
+pub(crate) type HostClosure = Box<dyn Fn(&mut LaneGroup) + Send + Sync>;
+
+/// The lanes of one host call: arguments and results by (index, lane), and which lanes run.
+/// Results start at zero; those of inactive lanes are ignored.
+pub struct LaneGroup<'a> {
+    args: &'a [u32],
+    results: &'a mut [u32],
+    lanes: usize,
+    active: u32,
+}
+
+impl LaneGroup<'_> {
+    /// The lanes the call runs for, in increasing order.
+    pub fn active_lanes(&self) -> impl Iterator<Item = usize> + use<> {
+        let active = self.active;
+        (0..self.lanes).filter(move |l| active & (1 << l) != 0)
+    }
+
+    /// Parameter `param` of `lane` as u32 bits.
+    #[inline]
+    pub fn arg(&self, param: usize, lane: usize) -> u32 {
+        self.args[param * self.lanes + lane]
+    }
+
+    /// Sets result `result` of `lane` to `bits`.
+    #[inline]
+    pub fn set(&mut self, result: usize, lane: usize, bits: u32) {
+        self.results[result * self.lanes + lane] = bits;
+    }
+}
+
+/// A per-lane host closure as a group closure: each active lane's arguments are gathered into
+/// a slice and its results scattered back.
+pub(crate) fn per_lane(
+    params: usize,
+    results: usize,
+    f: impl Fn(&[u32], &mut [u32]) + Send + Sync + 'static,
+) -> HostClosure {
+    Box::new(move |group: &mut LaneGroup| {
+        let mut scratch = LaneScratch::new(params + results);
+        let (lane_args, rest) = scratch.split(params);
+        let lane_results = &mut rest[..results];
+        for lane in group.active_lanes() {
+            for (p, a) in lane_args.iter_mut().enumerate() {
+                *a = group.arg(p, lane);
+            }
+            lane_results.fill(0);
+            f(lane_args, lane_results);
+            for (r, &x) in lane_results.iter().enumerate() {
+                group.set(r, lane, x);
+            }
+        }
+    })
+}
 
 thread_local! {
     /// The first error a host call reported during the current kernel call on this thread.
@@ -141,23 +196,55 @@ fn report(error: Error) {
     });
 }
 
-/// Calls the closure of a [`HostSlot`] (`user`); reports unbound externs and panics instead
-/// of unwinding into compiled code.
-pub(crate) unsafe extern "C" fn host_trampoline(args: *const u32, results: *mut u32, user: *mut c_void) {
+/// Calls the closure of a [`HostSlot`] (`user`) for a lane group; reports unbound externs and
+/// panics instead of unwinding into compiled code.
+pub(crate) unsafe extern "C" fn host_trampoline(
+    args: *const u32,
+    results: *mut u32,
+    user: *mut c_void,
+    lanes: u32,
+    active: u32,
+) {
     // SAFETY: `user` is the `HostSlot` this entry was created with, kept alive by `Externs`,
-    // and compiled code passes `params` readable and `results` writable u32s.
+    // and compiled code passes `params * lanes` readable and `results * lanes` writable u32s.
     let slot = unsafe { &*(user as *const HostSlot) };
-    let args = unsafe { std::slice::from_raw_parts(args, slot.params) };
-    let results = unsafe { std::slice::from_raw_parts_mut(results, slot.results) };
+    let lanes = lanes as usize;
+    let args = unsafe { std::slice::from_raw_parts(args, slot.params * lanes) };
+    let results = unsafe { std::slice::from_raw_parts_mut(results, slot.results * lanes) };
     results.fill(0);
-    match &slot.func {
-        None => report(Error::UnboundExtern(slot.name.clone())),
-        Some(f) => {
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args, results))).is_err() {
-                results.fill(0);
-                report(Error::ExternPanicked(slot.name.clone()));
-            }
+    let Some(f) = &slot.func else {
+        report(Error::UnboundExtern(slot.name.clone()));
+        return;
+    };
+    let mut group = LaneGroup { args, results, lanes, active };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut group))).is_err() {
+        group.results.fill(0);
+        report(Error::ExternPanicked(slot.name.clone()));
+    }
+}
+
+/// One lane's arguments and results: on the stack for the usual sizes.
+enum LaneScratch {
+    Inline([u32; 16]),
+    Heap(Vec<u32>),
+}
+
+impl LaneScratch {
+    fn new(len: usize) -> LaneScratch {
+        if len <= 16 {
+            LaneScratch::Inline([0; 16])
+        } else {
+            LaneScratch::Heap(vec![0; len])
         }
+    }
+
+    #[inline]
+    fn split(&mut self, at: usize) -> (&mut [u32], &mut [u32]) {
+        let all = match self {
+            LaneScratch::Inline(a) => &mut a[..],
+            LaneScratch::Heap(v) => &mut v[..],
+        };
+        all.split_at_mut(at)
     }
 }
 

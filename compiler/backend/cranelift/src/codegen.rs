@@ -1182,62 +1182,68 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
+    /// One host call for the whole lane group: the arguments of every lane (`[param][lane]`)
+    /// go to a stack slot with vector stores, the host writes the results the same way, and the
+    /// active-lane bits tell it which lanes to run.
     fn call_extern(&mut self, ext: u32, args: &[Value]) -> Result<Vec<V>> {
         let decl = &self.env.module.externs[ext as usize];
         let (n_args, result_types) = (decl.params.len(), decl.results.clone());
-        let n_res = result_types.len();
         let lanes = self.shape.lanes;
-        let arg_types: Vec<Ty> = args.iter().map(|&a| self.ty(a)).collect();
-        // Arguments of one call, then the results of every lane: [lane][result].
-        let size = ((n_args + n_res * lanes).max(1) * 4) as u32;
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 2));
-        let sig = self.extern_sig();
+        let res_base = (n_args * lanes * 4) as i32;
+        let size = (((n_args + result_types.len()) * lanes).max(1) * 4) as u32;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 4));
         let ptr = self.shape.ptr;
+        for (i, &a) in args.iter().enumerate() {
+            let ty = self.ty(a);
+            if self.shape.vector() {
+                let parts = self.parts(a)?;
+                for (part, &x) in parts[..self.shape.parts].iter().enumerate() {
+                    let bits = match ty {
+                        Ty::F32 => self.b.ins().bitcast(types::I32X4, little(), x),
+                        Ty::Bool => {
+                            let one = self.vconst(Ty::I32, 1);
+                            self.b.ins().band(x, one)
+                        }
+                        _ => x,
+                    };
+                    self.b.ins().stack_store(ptr, bits, slot, ((i * lanes + part * 4) * 4) as i32);
+                }
+            } else {
+                let x = self.scalar(a)?;
+                let bits = self.lane_to_bits(ty, x, false);
+                self.b.ins().stack_store(ptr, bits, slot, (i * 4) as i32);
+            }
+        }
+        let active = if self.shape.vector() { self.lane_bits(self.mask) } else { self.b.ins().iconst(types::I32, 1) };
+        let sig = self.extern_sig();
         let table = self.b.ins().load(ptr, trusted_ro(), self.ctx, CTX_EXTERNS);
         let entry_off = ext as i64 * EXTERN_SIZE;
         let func = self.b.ins().load(ptr, trusted_ro(), table, entry_off as i32);
         let user = self.b.ins().load(ptr, trusted_ro(), table, entry_off as i32 + EXTERN_USER);
-        let res_base = (n_args * 4) as i32;
-        let emit_call = |t: &mut Self, l: usize| -> Result<()> {
-            for (i, &a) in args.iter().enumerate() {
-                let x = t.lane(a, l)?;
-                let vector_lane = t.shape.vector() && !matches!(t.get(a)?, V::U(_));
-                let bits = t.lane_to_bits(arg_types[i], x, vector_lane);
-                t.b.ins().stack_store(ptr, bits, slot, (i * 4) as i32);
-            }
-            let pa = t.b.ins().stack_addr(ptr, slot, 0);
-            let pr = t.b.ins().stack_addr(ptr, slot, res_base + (l * n_res * 4) as i32);
-            t.b.ins().call_indirect(sig, func, &[pa, pr, user]);
-            Ok(())
-        };
-        if !self.shape.vector() {
-            emit_call(self, 0)?;
-        } else {
-            let zero = self.b.ins().iconst(types::I32, 0);
-            for i in 0..n_res * lanes {
-                self.b.ins().stack_store(ptr, zero, slot, res_base + (i * 4) as i32);
-            }
-            self.for_active_lanes(|t, l| emit_call(t, l))?;
-        }
+        let pa = self.b.ins().stack_addr(ptr, slot, 0);
+        let pr = self.b.ins().stack_addr(ptr, slot, res_base);
+        let n_lanes = self.b.ins().iconst(types::I32, lanes as i64);
+        self.b.ins().call_indirect(sig, func, &[pa, pr, user, n_lanes, active]);
         let mut outs = Vec::new();
         for (r, &ty) in result_types.iter().enumerate() {
+            let at = res_base + (r * lanes * 4) as i32;
             if !self.shape.vector() {
-                let bits = self.b.ins().stack_load(ptr, types::I32, slot, res_base + (r * 4) as i32);
+                let bits = self.b.ins().stack_load(ptr, types::I32, slot, at);
                 outs.push(V::U(self.bits_to_lane(ty, bits)));
                 continue;
             }
-            let lane_ty = if ty == Ty::F32 { types::F32 } else { types::I32 };
             let zero = self.vconst(ty, 0);
             let mut out = [zero; 2];
-            for l in 0..lanes {
-                let x = self.b.ins().stack_load(ptr, lane_ty, slot, res_base + ((l * n_res + r) * 4) as i32);
-                out[l / 4] = self.b.ins().insertlane(out[l / 4], x, (l % 4) as u8);
-            }
-            if ty == Ty::Bool {
-                let z = self.vconst(Ty::I32, 0);
-                for p in out.iter_mut().take(self.shape.parts) {
-                    *p = self.b.ins().icmp(IntCC::NotEqual, *p, z);
-                }
+            for (part, o) in out[..self.shape.parts].iter_mut().enumerate() {
+                let bits = self.b.ins().stack_load(ptr, types::I32X4, slot, at + (part * 16) as i32);
+                *o = match ty {
+                    Ty::F32 => self.b.ins().bitcast(types::F32X4, little(), bits),
+                    Ty::Bool => {
+                        let z = self.vconst(Ty::I32, 0);
+                        self.b.ins().icmp(IntCC::NotEqual, bits, z)
+                    }
+                    _ => bits,
+                };
             }
             outs.push(V::P(out));
         }
@@ -1261,6 +1267,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         for _ in 0..3 {
             sig.params.push(AbiParam::new(self.shape.ptr));
         }
+        sig.params.extend([AbiParam::new(types::I32), AbiParam::new(types::I32)]);
         let s = self.b.import_signature(sig);
         self.extern_sig = Some(s);
         s

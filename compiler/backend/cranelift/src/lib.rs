@@ -80,12 +80,12 @@ mod compile;
 mod native;
 mod uniform;
 
-pub use abi::{Buffer, Context, EntryFn, ExternEntry, RawExternFn};
+pub use abi::{Buffer, Context, EntryFn, ExternEntry, LaneGroup, RawExternFn};
 pub use artifact::{native_code_for_artifact, native_for_host, prepare_artifact_module};
 pub use cache::{CacheKey, CacheStats, KernelCache, CACHE_FORMAT_VERSION};
 pub use native::{NativeModule, Target, NATIVE_CODE_SUPPORTED, NATIVE_FORMAT_VERSION};
 
-use abi::{host_trampoline, take_host_error, HostSlot};
+use abi::{host_trampoline, per_lane, take_host_error, HostClosure, HostSlot};
 use drs_ir::{ExternDecl, FuncId, Module, Op, Region, Ty};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -637,16 +637,30 @@ impl Externs {
     /// [`Error::ExternPanicked`] by the call.
     pub fn bind(&mut self, name: &str, f: impl Fn(&[u32], &mut [u32]) + Send + Sync + 'static) -> Result<(), Error> {
         let i = self.index(name)?;
-        self.slots[i].func = Some(Box::new(f));
-        self.table[i] = ExternEntry { func: host_trampoline, user: &self.slots[i] as *const HostSlot as *mut c_void };
+        let slot = &self.slots[i];
+        self.set_closure(i, per_lane(slot.params, slot.results, f));
         Ok(())
+    }
+
+    /// Binds a host closure that runs a whole lane group at once (see [`LaneGroup`]): for
+    /// functions that gain from seeing several lanes, or that look up per-thread state once per
+    /// call rather than once per lane. A panic is caught as with [`Externs::bind`].
+    pub fn bind_group(&mut self, name: &str, f: impl Fn(&mut LaneGroup) + Send + Sync + 'static) -> Result<(), Error> {
+        let i = self.index(name)?;
+        self.set_closure(i, Box::new(f));
+        Ok(())
+    }
+
+    fn set_closure(&mut self, i: usize, f: HostClosure) {
+        self.slots[i].func = Some(f);
+        self.table[i] = ExternEntry { func: host_trampoline, user: &self.slots[i] as *const HostSlot as *mut c_void };
     }
 
     /// Binds a raw C function with its `user` pointer.
     ///
     /// # Safety
-    /// `func` must be safe to call from any thread with `user`, read as many u32 as the extern
-    /// has parameters, write as many as it has results, and not unwind.
+    /// `func` must be safe to call from any thread with `user`, read `lanes` u32 per extern
+    /// parameter, write `lanes` u32 per result (the layout of [`RawExternFn`]), and not unwind.
     pub unsafe fn bind_raw(&mut self, name: &str, func: RawExternFn, user: *mut c_void) -> Result<(), Error> {
         let i = self.index(name)?;
         self.table[i] = ExternEntry { func, user };

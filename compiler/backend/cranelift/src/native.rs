@@ -46,7 +46,7 @@ use std::sync::OnceLock;
 /// Version of the serialised form of [`NativeModule`] and of the binary interface its code
 /// assumes (`abi.rs`: [`crate::Context`], [`crate::Buffer`], [`crate::ExternEntry`], host
 /// symbols). Bumped whenever any of them changes.
-pub const NATIVE_FORMAT_VERSION: u32 = 2;
+pub const NATIVE_FORMAT_VERSION: u32 = 3;
 /// Whether this host's architecture has native code (x86-64 and AArch64: the relocations the
 /// loader applies).
 pub const NATIVE_CODE_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));

@@ -562,6 +562,78 @@ fn extern_calls_per_active_lane() {
     }
 }
 
+/// A group closure sees one call per lane group with the active lanes of the branch it is
+/// called from, reads arguments and writes results by (index, lane), and gets the same answers
+/// as the per-lane binding.
+#[test]
+fn group_externs_see_the_active_lanes_of_a_group() {
+    let mut m = Module {
+        externs: vec![ExternDecl {
+            name: "affine".into(),
+            params: vec![Ty::F32, Ty::I32, Ty::Bool],
+            results: vec![Ty::F32, Ty::Bool],
+        }],
+        ..Module::default()
+    };
+    func(&mut m, "grouped", &[Ty::F32, Ty::I32], |b, p| {
+        let zero = b.f32(0.0);
+        let positive = b.cmp(CmpOp::Gt, p[0], zero);
+        let r = b.if_(
+            positive,
+            |b| {
+                let t = b.bool(true);
+                let r = b.call_extern(0, vec![p[0], p[1], t]);
+                vec![r[0], r[1]]
+            },
+            |b| {
+                let f = b.bool(false);
+                vec![p[0], f]
+            },
+        );
+        vec![r[0], r[1]]
+    });
+    let affine = |x: u32, k: u32, flag: u32| -> [u32; 2] {
+        [(f32::from_bits(x) * 2.0 + k as i32 as f32).to_bits(), (flag == 1 && k as i32 % 2 == 0) as u32]
+    };
+    let lanes: Vec<Vec<u32>> = (0..19).map(|l| vec![f(l as f32 * 0.5 - 3.0 + (l % 3) as f32), l * 5]).collect();
+    let want = common::interp(
+        &m,
+        "grouped",
+        &lanes,
+        &[],
+        &[("affine", Arc::new(move |a: &[u32]| affine(a[0], a[1], a[2]).to_vec()))],
+    );
+    for mode in Lanes::ALL {
+        let jit = Jit::compile(&m, mode).unwrap();
+        let k = jit.function("grouped").unwrap();
+        let calls = Arc::new(AtomicU32::new(0));
+        let lanes_run = Arc::new(AtomicU32::new(0));
+        let mut ext = jit.externs();
+        let (c, r) = (calls.clone(), lanes_run.clone());
+        ext.bind_group("affine", move |g| {
+            c.fetch_add(1, Ordering::Relaxed);
+            for lane in g.active_lanes() {
+                r.fetch_add(1, Ordering::Relaxed);
+                let [x, flag] = affine(g.arg(0, lane), g.arg(1, lane), g.arg(2, lane));
+                g.set(0, lane, x);
+                g.set(1, lane, flag);
+            }
+        })
+        .unwrap();
+        let n = lanes.len();
+        let args: Vec<u32> = (0..2).flat_map(|p| lanes.iter().map(move |l| l[p])).collect();
+        let mut results = vec![0u32; 2 * n];
+        k.call_batch(n, &args, &mut results, &[], &ext).unwrap();
+        for (l, w) in want.results.iter().enumerate() {
+            assert_eq!([results[l], results[n + l]], [w[0], w[1]], "{mode:?} lane {l}");
+        }
+        let positive = lanes.iter().filter(|l| f32::from_bits(l[0]) > 0.0).count() as u32;
+        assert_eq!(lanes_run.load(Ordering::Relaxed), positive, "{mode:?}: lanes run");
+        let groups = calls.load(Ordering::Relaxed) as usize;
+        assert!(groups <= n.div_ceil(mode.count()), "{mode:?}: {groups} calls for {n} lanes");
+    }
+}
+
 #[test]
 fn masked_calls_have_no_side_effects_in_inactive_lanes() {
     let m = memory_module();

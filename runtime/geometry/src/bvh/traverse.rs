@@ -7,6 +7,8 @@
 //! enlarged by 1 + 2γ₃ (Ize 2013, "Robust BVH Ray Traversal"), which makes the f32 slab test
 //! conservative: a box the ray touches is never skipped.
 
+use std::mem::MaybeUninit;
+
 use super::{Bvh, LeafPrim, Node, NodeRef, ANALYTIC, WIDTH};
 use crate::interaction::Hit;
 use crate::math::{Aabb, Ray, Vec2};
@@ -193,9 +195,10 @@ impl Bvh {
 }
 
 /// The subtrees still to visit with their entry distances: a fixed array, spilling into a
-/// vector only for pathological trees (the collapsed tree has no depth bound of its own).
+/// vector only for pathological trees (the collapsed tree has no depth bound of its own). The
+/// array starts uninitialised: zeroing it took longer than traversing a small scene.
 struct TraversalStack {
-    entries: [(f32, NodeRef); INLINE_STACK],
+    entries: [MaybeUninit<(f32, NodeRef)>; INLINE_STACK],
     len: usize,
     spill: Vec<(f32, NodeRef)>,
 }
@@ -203,14 +206,15 @@ struct TraversalStack {
 const INLINE_STACK: usize = 64;
 
 impl TraversalStack {
+    #[inline(always)]
     fn new() -> TraversalStack {
-        TraversalStack { entries: [(0.0, NodeRef { index: 0, count: 0 }); INLINE_STACK], len: 0, spill: Vec::new() }
+        TraversalStack { entries: [const { MaybeUninit::uninit() }; INLINE_STACK], len: 0, spill: Vec::new() }
     }
 
     #[inline(always)]
     fn push(&mut self, entry: (f32, NodeRef)) {
         if self.len < INLINE_STACK {
-            self.entries[self.len] = entry;
+            self.entries[self.len].write(entry);
             self.len += 1;
         } else {
             self.spill.push(entry);
@@ -226,7 +230,8 @@ impl TraversalStack {
             return None;
         }
         self.len -= 1;
-        Some(self.entries[self.len])
+        // SAFETY: `push` wrote every entry below `len`.
+        Some(unsafe { self.entries[self.len].assume_init() })
     }
 }
 
