@@ -35,7 +35,9 @@
 //! selected); a uniform condition branches. A loop runs while any lane's continue flag is set,
 //! and lanes that stopped keep their carried values (there is no iteration limit: a loop that
 //! never ends does not return, unlike the interpreter, which traps). Stores, atomic adds and
-//! extern calls only happen for active lanes. With 8 lanes every value is two 4-lane halves.
+//! extern calls only happen for active lanes; an extern runs once per lane group with the
+//! active-lane bits ([`RawExternFn`], [`LaneGroup`]). With 8 lanes every value is two 4-lane
+//! halves.
 //! Values that are the same in all lanes (constants and what is computed from them, loads at
 //! a uniform index, and parameters declared uniform in [`Options::uniform_params`]) stay scalar.
 //!
