@@ -1,12 +1,14 @@
 //! BVH build time and ray throughput (closest hit and any hit; coherent camera rays and random
 //! rays) on a generated terrain of 2 · 400² = 320k triangles plus a 130k-triangle sphere
-//! floating above it. Throughput is reported in rays (elements) per second.
+//! floating above it, and on the 36 triangles of the bundled Cornell box
+//! (lang-examples/cornell_box.xml), where the per-ray fixed costs dominate. Throughput is
+//! reported in rays (elements) per second.
 
 use std::f32::consts::{PI, TAU};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use drs_geometry::math::{Vec2, Vec3};
-use drs_geometry::{Geometry, MeshData, MeshOptions, Ray, Shape, Transform, TriangleMesh};
+use drs_geometry::math::{Mat4, Vec2, Vec3};
+use drs_geometry::{cube, rectangle, Geometry, MeshData, MeshOptions, Ray, Shape, Transform, TriangleMesh};
 
 const TERRAIN_QUADS: u32 = 400;
 const IMAGE_SIZE: u32 = 256;
@@ -98,6 +100,61 @@ fn random_rays() -> Vec<Ray> {
         .collect()
 }
 
+/// The shapes of lang-examples/cornell_box.xml: five walls, the light and two blocks, each
+/// placed as the scene's `to_world` does (scale, then rotate about `axis` by `degrees`, then
+/// translate).
+fn cornell_box() -> Vec<Shape> {
+    let place = |scale: [f32; 3], axis: Vec3, degrees: f32, translate: [f32; 3]| {
+        let m = Mat4::from_translation(Vec3::from(translate))
+            * Mat4::from_axis_angle(axis, degrees.to_radians())
+            * Mat4::from_scale(Vec3::from(scale));
+        Transform::new(m).unwrap()
+    };
+    let walls = [
+        place([2.78, 2.795, 1.0], Vec3::X, -90.0, [2.78, 0.0, 2.795]),
+        place([2.78, 2.795, 1.0], Vec3::X, 90.0, [2.78, 5.488, 2.795]),
+        place([2.78, 2.744, 1.0], Vec3::Y, 180.0, [2.78, 2.744, 5.592]),
+        place([2.796, 2.744, 1.0], Vec3::Y, -90.0, [5.56, 2.744, 2.796]),
+        place([2.796, 2.744, 1.0], Vec3::Y, 90.0, [0.0, 2.744, 2.796]),
+        place([0.65, 0.525, 1.0], Vec3::X, 90.0, [2.78, 5.487, 2.795]),
+    ];
+    let blocks = [
+        place([0.825; 3], Vec3::Y, -17.0, [1.855, 0.825, 1.69]),
+        place([0.825, 1.65, 0.825], Vec3::Y, 17.0, [3.685, 1.65, 3.51]),
+    ];
+    let walls = walls.iter().map(|t| rectangle(t, false).unwrap().into());
+    walls.chain(blocks.iter().map(|t| cube(t, false).unwrap().into())).collect()
+}
+
+/// Rays from anywhere in `bounds`, in uniformly random directions, from a fixed seed.
+fn rays_in(bounds: (Vec3, Vec3)) -> Vec<Ray> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let (min, max) = bounds;
+    (0..RANDOM_RAYS)
+        .map(|_| {
+            let o = min + (max - min) * Vec3::new(next(), next(), next());
+            Ray::new(o, drs_geometry::square_to_uniform_sphere(Vec2::new(next(), next())))
+        })
+        .collect()
+}
+
+fn bench_rays(c: &mut Criterion, name: &str, geometry: &Geometry, rays: &[Ray]) {
+    let hits = rays.iter().filter(|r| geometry.intersect(r).is_some()).count();
+    eprintln!("{name} rays: {hits} of {} hit", rays.len());
+    let mut group = c.benchmark_group(format!("rays_{name}"));
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(rays.len() as u64));
+    group.bench_function("intersect", |b| b.iter(|| rays.iter().filter(|r| geometry.intersect(r).is_some()).count()));
+    group.bench_function("ray_test", |b| b.iter(|| rays.iter().filter(|r| geometry.ray_test(r)).count()));
+    group.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let mut build = c.benchmark_group("bvh_build");
     build.sample_size(10);
@@ -115,17 +172,17 @@ fn bench(c: &mut Criterion) {
         stats.primitives, stats.inner_nodes, stats.leaves, stats.largest_leaf
     );
     for (name, rays) in [("camera", camera_rays()), ("random", random_rays())] {
-        let hits = rays.iter().filter(|r| geometry.intersect(r).is_some()).count();
-        eprintln!("{name} rays: {hits} of {} hit", rays.len());
-        let mut group = c.benchmark_group(format!("rays_{name}"));
-        group.sample_size(10);
-        group.throughput(Throughput::Elements(rays.len() as u64));
-        group.bench_function("intersect", |b| {
-            b.iter(|| rays.iter().filter(|r| geometry.intersect(r).is_some()).count())
-        });
-        group.bench_function("ray_test", |b| b.iter(|| rays.iter().filter(|r| geometry.ray_test(r)).count()));
-        group.finish();
+        bench_rays(c, name, &geometry, &rays);
     }
+
+    let cornell = Geometry::new(cornell_box()).unwrap();
+    let stats = cornell.bvh_statistics();
+    eprintln!(
+        "Cornell box, {} triangles: {} inner nodes, {} leaves, largest leaf {}",
+        stats.primitives, stats.inner_nodes, stats.leaves, stats.largest_leaf
+    );
+    let bounds = cornell.bounds();
+    bench_rays(c, "cornell_box", &cornell, &rays_in((bounds.min, bounds.max)));
 }
 
 criterion_group!(benches, bench);
