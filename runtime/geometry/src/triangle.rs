@@ -47,21 +47,22 @@ pub(crate) struct TriangleHit {
     pub b2: f32,
 }
 
-/// The hit of the ray described by `shear` with triangle `(p0, p1, p2)` within `[0, maxt]`,
+/// The hit of the ray described by `shear` with the triangle `vertices` within `[0, maxt]`,
 /// both sides counting.
 #[inline]
-pub(crate) fn intersect_triangle(shear: &RayShear, p0: Vec3, p1: Vec3, p2: Vec3, maxt: f32) -> Option<TriangleHit> {
+pub(crate) fn intersect_triangle(shear: &RayShear, vertices: &[Vec3; 3], maxt: f32) -> Option<TriangleHit> {
     let o = shear.origin;
-    let a = [p0.x - o[0], p0.y - o[1], p0.z - o[2]];
-    let b = [p1.x - o[0], p1.y - o[1], p1.z - o[2]];
-    let c = [p2.x - o[0], p2.y - o[1], p2.z - o[2]];
     let (kx, ky, kz) = (shear.kx, shear.ky, shear.kz);
-    let ax = a[kx] - shear.sx * a[kz];
-    let ay = a[ky] - shear.sy * a[kz];
-    let bx = b[kx] - shear.sx * b[kz];
-    let by = b[ky] - shear.sy * b[kz];
-    let cx = c[kx] - shear.sx * c[kz];
-    let cy = c[ky] - shear.sy * c[kz];
+    // Each vertex relative to the origin, permuted and sheared; indexing the vertices in place
+    // (rather than copies) keeps this to one load per coordinate.
+    let project = |p: &Vec3| {
+        let p: &[f32; 3] = p.as_ref();
+        let z = p[kz] - o[kz];
+        (p[kx] - o[kx] - shear.sx * z, p[ky] - o[ky] - shear.sy * z, z)
+    };
+    let (ax, ay, az) = project(&vertices[0]);
+    let (bx, by, bz) = project(&vertices[1]);
+    let (cx, cy, cz) = project(&vertices[2]);
 
     let mut u = cx * by - cy * bx;
     let mut v = ax * cy - ay * cx;
@@ -81,7 +82,7 @@ pub(crate) fn intersect_triangle(shear: &RayShear, p0: Vec3, p1: Vec3, p2: Vec3,
     if det == 0.0 {
         return None;
     }
-    let scaled_t = shear.sz * (u * a[kz] + v * b[kz] + w * c[kz]);
+    let scaled_t = shear.sz * (u * az + v * bz + w * cz);
     let inv_det = 1.0 / det;
     let t = scaled_t * inv_det;
     // Also rejects NaN, e.g. from a zero direction.

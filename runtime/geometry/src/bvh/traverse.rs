@@ -244,8 +244,7 @@ fn intersect_leaf_prim(
     maxt: f32,
 ) -> Option<(f32, Vec2)> {
     if prim.shape & ANALYTIC == 0 {
-        let [p0, p1, p2] = prim.vertices;
-        intersect_triangle(shear, p0, p1, p2, maxt).map(|h| (h.t, Vec2::new(h.b1, h.b2)))
+        intersect_triangle(shear, &prim.vertices, maxt).map(|h| (h.t, Vec2::new(h.b1, h.b2)))
     } else {
         intersect_analytic(shapes, prim, ray, maxt)
     }

@@ -118,8 +118,7 @@ impl TriangleMesh {
     }
 
     pub(crate) fn intersect_triangle(&self, triangle: usize, shear: &RayShear, maxt: f32) -> Option<TriangleHit> {
-        let [p0, p1, p2] = self.triangle_positions(triangle);
-        intersect_triangle(shear, p0, p1, p2, maxt)
+        intersect_triangle(shear, &self.triangle_positions(triangle), maxt)
     }
 
     /// Mitsuba `Mesh::compute_surface_interaction`: the point from the barycentrics, the face
