@@ -134,6 +134,11 @@ fn ray(args: &[u32]) -> (Ray, f32) {
     (Ray::with_maxt(vec3(&args[0..3]), vec3(&args[3..6]), f(args[6])), f(args[7]))
 }
 
+/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle) of `lane`.
+fn ray_args(g: &LaneGroup, lane: usize) -> [u32; 8] {
+    std::array::from_fn(|p| g.arg(p + 1, lane))
+}
+
 fn surface_interaction(scene: &SceneGeometry, args: &[u32]) -> [u32; 33] {
     let (ray, time) = ray(args);
     let mut v = [0u32; 33];
@@ -219,16 +224,14 @@ pub(crate) fn bind(
                 let order = field_order(program, name, &SI_FIELDS)?;
                 externs.bind_group(name, move |g| {
                     for lane in g.active_lanes() {
-                        let args: [u32; 8] = std::array::from_fn(|p| g.arg(p + 1, lane));
-                        let si = surface_interaction(&s, &args);
+                        let si = surface_interaction(&s, &ray_args(g, lane));
                         set_fields(g, lane, &order, &si);
                     }
                 })
             }
             "Scene::ray_test" => externs.bind_group(name, move |g| {
                 for lane in g.active_lanes() {
-                    let args: [u32; 8] = std::array::from_fn(|p| g.arg(p + 1, lane));
-                    g.set(0, lane, s.geometry.ray_test(&ray(&args).0) as u32);
+                    g.set(0, lane, s.geometry.ray_test(&ray(&ray_args(g, lane)).0) as u32);
                 }
             }),
             "Scene::sample_emitter" => externs.bind_group(name, move |g| {
