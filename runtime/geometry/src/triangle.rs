@@ -6,6 +6,9 @@
 
 use crate::math::{Ray, Vec3};
 
+/// For the axis `kz`, the two other axes in cyclic order.
+const NEXT_AXIS: [[usize; 2]; 3] = [[1, 2], [2, 0], [0, 1]];
+
 /// The per-ray part of the test: axis permutation and shear, computed once per ray.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RayShear {
@@ -22,19 +25,16 @@ impl RayShear {
     pub(crate) fn new(ray: &Ray) -> RayShear {
         let d = ray.d.to_array();
         let a = ray.d.abs();
-        let kz = if a.x >= a.y && a.x >= a.z {
-            0
-        } else if a.y >= a.z {
-            1
-        } else {
-            2
-        };
-        let mut kx = (kz + 1) % 3;
-        let mut ky = (kx + 1) % 3;
-        // Keep the winding of the projected triangle independent of the ray's direction.
-        if d[kz] < 0.0 {
-            std::mem::swap(&mut kx, &mut ky);
-        }
+        // The axis of the largest component, computed without branches: ray directions are
+        // as good as random, so a branch here would mispredict for every other ray.
+        let x_largest = (a.x >= a.y) & (a.x >= a.z);
+        let y_over_z = a.y >= a.z;
+        let kz = (!x_largest as usize) * (2 - y_over_z as usize);
+        // Keep the winding of the projected triangle independent of the ray's direction:
+        // (kx, ky) follow kz cyclically, swapped when the ray goes towards -kz.
+        let swap = (d[kz] < 0.0) as usize;
+        let kx = NEXT_AXIS[kz][swap];
+        let ky = NEXT_AXIS[kz][1 - swap];
         RayShear { origin: ray.o.to_array(), kx, ky, kz, sx: d[kx] / d[kz], sy: d[ky] / d[kz], sz: 1.0 / d[kz] }
     }
 }
