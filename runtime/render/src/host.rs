@@ -1,8 +1,9 @@
 //! The host functions kernels call (`stdlib/runtime.drs`): ray tracing against the scene's
 //! BVH, emitter selection, shape sampling for area emitters, and the per-lane sample streams.
 //!
-//! Every function receives one lane's arguments as 32-bit patterns and writes that lane's
-//! results. Struct results are written by field name (checked against the `.drs` declaration
+//! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
+//! patterns and writes that lane's results (most through [`LaneGroup`]; the rarely called ones
+//! one lane at a time through `Externs::bind`). Struct results are written by field name (checked against the `.drs` declaration
 //! when the kernel is made), so reordering a struct's fields in the stdlib cannot silently
 //! scramble them. Handles out of range give the null answer; nothing here panics on kernel
 //! input.
@@ -118,10 +119,6 @@ fn f(bits: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-fn vec3(args: &[u32]) -> Vec3 {
-    Vec3::new(f(args[0]), f(args[1]), f(args[2]))
-}
-
 /// Writes a struct result of `lane`: result slot `i` gets field `order[i]` of `values`.
 fn set_fields(g: &mut LaneGroup, lane: usize, order: &[usize], values: &[u32]) {
     for (slot, &field) in order.iter().enumerate() {
@@ -129,18 +126,15 @@ fn set_fields(g: &mut LaneGroup, lane: usize, order: &[usize], values: &[u32]) {
     }
 }
 
-/// `(o, d, maxt, time)` of a `Ray` argument.
-fn ray(args: &[u32]) -> (Ray, f32) {
-    (Ray::with_maxt(vec3(&args[0..3]), vec3(&args[3..6]), f(args[6])), f(args[7]))
+/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle) of `lane`:
+/// the ray (`o`, `d`, `maxt`) and its `time`.
+fn lane_ray(g: &LaneGroup, lane: usize) -> (Ray, f32) {
+    let arg = |p: usize| f(g.arg(1 + p, lane));
+    let vec3 = |p: usize| Vec3::new(arg(p), arg(p + 1), arg(p + 2));
+    (Ray::with_maxt(vec3(0), vec3(3), arg(6)), arg(7))
 }
 
-/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle) of `lane`.
-fn ray_args(g: &LaneGroup, lane: usize) -> [u32; 8] {
-    std::array::from_fn(|p| g.arg(p + 1, lane))
-}
-
-fn surface_interaction(scene: &SceneGeometry, args: &[u32]) -> [u32; 33] {
-    let (ray, time) = ray(args);
+fn surface_interaction(scene: &SceneGeometry, ray: &Ray, time: f32) -> [u32; 33] {
     let mut v = [0u32; 33];
     let b = |x: f32| x.to_bits();
     let put3 = |v: &mut [u32; 33], at: usize, x: Vec3| {
@@ -149,9 +143,9 @@ fn surface_interaction(scene: &SceneGeometry, args: &[u32]) -> [u32; 33] {
         v[at + 2] = b(x.z);
     };
     v[1] = b(time);
-    match scene.geometry.intersect(&ray) {
+    match scene.geometry.intersect(ray) {
         Some(hit) => {
-            let si = scene.geometry.surface_interaction(&ray, &hit);
+            let si = scene.geometry.surface_interaction(ray, &hit);
             v[0] = b(si.t);
             put3(&mut v, 2, si.p);
             put3(&mut v, 5, si.n);
@@ -224,14 +218,15 @@ pub(crate) fn bind(
                 let order = field_order(program, name, &SI_FIELDS)?;
                 externs.bind_group(name, move |g| {
                     for lane in g.active_lanes() {
-                        let si = surface_interaction(&s, &ray_args(g, lane));
+                        let (ray, time) = lane_ray(g, lane);
+                        let si = surface_interaction(&s, &ray, time);
                         set_fields(g, lane, &order, &si);
                     }
                 })
             }
             "Scene::ray_test" => externs.bind_group(name, move |g| {
                 for lane in g.active_lanes() {
-                    g.set(0, lane, s.geometry.ray_test(&ray(&ray_args(g, lane)).0) as u32);
+                    g.set(0, lane, s.geometry.ray_test(&lane_ray(g, lane).0) as u32);
                 }
             }),
             "Scene::sample_emitter" => externs.bind_group(name, move |g| {
