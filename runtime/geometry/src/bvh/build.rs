@@ -6,17 +6,19 @@
 
 use rayon::prelude::*;
 
-use super::{Bvh, LeafPrim, Node, NodeRef, ANALYTIC, MAX_DEPTH, WIDTH};
+use super::{Bvh, LeafPacket, Node, NodeRef, ANALYTIC, MAX_DEPTH, WIDTH};
 use crate::error::GeometryError;
 use crate::math::{Aabb, Vec3};
 use crate::shape::Shape;
+use crate::triangle::{TrianglePacket, PACKET};
 
 const BIN_COUNT: usize = 16;
-/// SAH costs of visiting an inner node and of testing one primitive.
+/// SAH costs of visiting an inner node and of testing one packet of up to [`PACKET`]
+/// primitives (which costs about as much as testing one).
 const TRAVERSAL_COST: f32 = 1.0;
 const INTERSECTION_COST: f32 = 1.0;
 /// A node with more primitives is always split (when its primitives can be told apart).
-const MAX_LEAF_SIZE: usize = 4;
+const MAX_LEAF_SIZE: usize = PACKET;
 /// Subtrees with fewer primitives are built on the current thread.
 const PARALLEL_THRESHOLD: usize = 4096;
 
@@ -59,22 +61,36 @@ impl Bvh {
             })
             .collect();
         let (root, bounds) = build_node(&mut build_prims, 0, 0);
-        let mut nodes = Vec::new();
-        let root = flatten(&root, &mut nodes);
-        let prims = build_prims
-            .par_iter()
-            .map(|bp| {
-                let (shape, prim) = refs[bp.id as usize];
-                match &shapes[shape as usize] {
-                    Shape::Mesh(mesh) => LeafPrim { vertices: mesh.triangle_positions(prim as usize), shape, prim },
-                    Shape::Sphere(_) | Shape::Disk(_) => {
-                        LeafPrim { vertices: [Vec3::ZERO; 3], shape: shape | ANALYTIC, prim }
-                    }
-                }
-            })
-            .collect();
-        Ok(Bvh { nodes, prims, root: Some((root, bounds)) })
+        let (mut nodes, mut packets) = (Vec::new(), Vec::new());
+        let root = flatten(&root, &mut nodes, &mut |first, count| {
+            let index = packets.len() as u32;
+            let leaf = &build_prims[first as usize..(first + count) as usize];
+            packets.extend(leaf.chunks(PACKET).map(|chunk| pack(chunk, &refs, shapes)));
+            index
+        });
+        Ok(Bvh { nodes, packets, root: Some((root, bounds)) })
     }
+}
+
+/// The packet of up to [`PACKET`] primitives of a leaf.
+fn pack(prims: &[BuildPrim], refs: &[(u32, u32)], shapes: &[Shape]) -> LeafPacket {
+    let mut packet =
+        LeafPacket { triangles: TrianglePacket::EMPTY, shape: [0; PACKET], prim: [0; PACKET], analytic: 0 };
+    for (slot, bp) in prims.iter().enumerate() {
+        let (shape, prim) = refs[bp.id as usize];
+        packet.prim[slot] = prim;
+        match &shapes[shape as usize] {
+            Shape::Mesh(mesh) => {
+                packet.triangles.set(slot, &mesh.triangle_positions(prim as usize));
+                packet.shape[slot] = shape;
+            }
+            Shape::Sphere(_) | Shape::Disk(_) => {
+                packet.shape[slot] = shape | ANALYTIC;
+                packet.analytic |= 1 << slot;
+            }
+        }
+    }
+    packet
 }
 
 /// Builds the subtree over `prims`, which start at index `first` of the final order, and
@@ -88,7 +104,7 @@ fn build_node(prims: &mut [BuildPrim], first: u32, depth: usize) -> (BuildNode, 
     let centroid_bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.expand(p.centroid));
     let mid = match best_split(prims, &bounds, &centroid_bounds) {
         Some(split) => {
-            let leaf_cost = INTERSECTION_COST * prims.len() as f32;
+            let leaf_cost = INTERSECTION_COST * packets(prims.len());
             if prims.len() <= MAX_LEAF_SIZE && leaf_cost <= split.cost {
                 return (leaf, bounds);
             }
@@ -141,7 +157,7 @@ struct Split {
     bins: Binning,
     /// Bins `0..=last_left_bin` go left.
     last_left_bin: usize,
-    /// SAH cost of splitting, in units comparable with `INTERSECTION_COST · count`.
+    /// SAH cost of splitting, in units comparable with `INTERSECTION_COST · packets`.
     cost: f32,
 }
 
@@ -165,7 +181,8 @@ fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Opt
         for k in (1..BIN_COUNT).rev() {
             right_box = right_box.union(bin_bounds[k]);
             right_count += bin_counts[k];
-            right_cost[k - 1] = if right_count > 0 { right_box.surface_area() * right_count as f32 } else { f32::NAN };
+            right_cost[k - 1] =
+                if right_count > 0 { right_box.surface_area() * packets(right_count) } else { f32::NAN };
         }
         let (mut left_box, mut left_count) = (Aabb::EMPTY, 0);
         for k in 0..BIN_COUNT - 1 {
@@ -173,13 +190,18 @@ fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Opt
             left_count += bin_counts[k];
             // A split with an empty side (NaN right cost) is no split.
             let cost = TRAVERSAL_COST
-                + INTERSECTION_COST * (left_box.surface_area() * left_count as f32 + right_cost[k]) / area;
+                + INTERSECTION_COST * (left_box.surface_area() * packets(left_count) + right_cost[k]) / area;
             if left_count > 0 && cost < best.as_ref().map_or(f32::INFINITY, |b| b.cost) {
                 best = Some(Split { bins, last_left_bin: k, cost });
             }
         }
     }
     best
+}
+
+/// Packets that `count` primitives fill, the unit of the SAH's intersection cost.
+fn packets(count: usize) -> f32 {
+    count.div_ceil(PACKET) as f32
 }
 
 /// Moves the elements satisfying `goes_left` to the front; returns how many there are.
@@ -197,9 +219,11 @@ fn partition(prims: &mut [BuildPrim], goes_left: impl Fn(&BuildPrim) -> bool) ->
 /// Appends the 4-wide nodes for the binary subtree `node` to `nodes` in depth-first order.
 /// Each 4-wide node takes the children of a binary node and keeps opening the inner child
 /// with the largest surface area (the one rays enter most often) until it has four.
-fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> NodeRef {
+/// `leaf(first, count)` packs the leaf of primitives `first..first + count` (in tree order) and
+/// returns the index of its first packet.
+fn flatten(node: &BuildNode, nodes: &mut Vec<Node>, leaf: &mut impl FnMut(u32, u32) -> u32) -> NodeRef {
     let (bounds, children) = match node {
-        BuildNode::Leaf { first, count } => return NodeRef { index: *first, count: *count },
+        BuildNode::Leaf { first, count } => return NodeRef { index: leaf(*first, *count), count: *count },
         BuildNode::Inner { bounds, children } => (bounds, children),
     };
     let mut slots: Vec<(&BuildNode, Aabb)> = vec![(&children[0], bounds[0]), (&children[1], bounds[1])];
@@ -220,7 +244,7 @@ fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> NodeRef {
     let empty = NodeRef { index: 0, count: 0 };
     nodes.push(Node { bounds: [[[f32::INFINITY; WIDTH], [f32::NEG_INFINITY; WIDTH]]; 3], children: [empty; WIDTH] });
     for (slot, (child, child_bounds)) in slots.into_iter().enumerate() {
-        let child_ref = flatten(child, nodes);
+        let child_ref = flatten(child, nodes, leaf);
         let node = &mut nodes[index];
         node.children[slot] = child_ref;
         for axis in 0..3 {

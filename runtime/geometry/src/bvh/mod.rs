@@ -5,14 +5,16 @@
 //! The 4-wide tree has about half the depth of the binary one, so a ray waits on fewer
 //! dependent memory accesses (about 10–15% more rays per second on the benchmark scene).
 //!
-//! Leaves refer to a range of `LeafPrim`s stored in tree order. A triangle's vertices are
-//! copied into its record, so a leaf's triangles are tested without touching the meshes;
-//! spheres and disks are tested through their shape.
+//! Leaves refer to a run of `LeafPacket`s, each holding up to four of the leaf's primitives.
+//! Triangles are copied into the packet side by side, so a leaf's triangles are tested against
+//! a ray at once without touching the meshes; spheres and disks are tested one at a time
+//! through their shape.
 
 mod build;
 mod traverse;
 
-use crate::math::{Aabb, Vec3};
+use crate::math::Aabb;
+use crate::triangle::{TrianglePacket, PACKET};
 
 /// Deepest node of the binary tree (deeper subtrees become one leaf), which keeps the
 /// builder's and the collapse's recursion shallow.
@@ -20,20 +22,23 @@ const MAX_DEPTH: usize = 64;
 /// Children per node.
 const WIDTH: usize = 4;
 
-/// Tag in `LeafPrim::shape` for a primitive that is not a triangle.
+/// Tag in `LeafPacket::shape` for a primitive that is not a triangle.
 const ANALYTIC: u32 = 1 << 31;
 
+/// Up to [`PACKET`] primitives of a leaf.
 #[derive(Clone, Copy, Debug)]
-struct LeafPrim {
-    /// Triangle vertices in world space; unused for analytic shapes.
-    vertices: [Vec3; 3],
-    /// Shape index, with [`ANALYTIC`] set for spheres and disks.
-    shape: u32,
-    prim: u32,
+struct LeafPacket {
+    /// The triangles' vertices in world space; NaN in slots without a triangle.
+    triangles: TrianglePacket,
+    /// Shape index of each slot, with [`ANALYTIC`] set for spheres and disks.
+    shape: [u32; PACKET],
+    prim: [u32; PACKET],
+    /// Bit `i` is set when slot `i` holds a sphere or a disk.
+    analytic: u32,
 }
 
-/// A child of an inner node: inner node `index` when `count == 0`, otherwise the leaf
-/// `prims[index..index + count]`.
+/// A child of an inner node: inner node `index` when `count == 0`, otherwise the leaf of
+/// `count` primitives in the packets from `index` on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct NodeRef {
     index: u32,
@@ -53,7 +58,7 @@ struct Node {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bvh {
     nodes: Vec<Node>,
-    prims: Vec<LeafPrim>,
+    packets: Vec<LeafPacket>,
     /// The root (an inner node or, for tiny scenes, a leaf) and the scene bounds; `None` for a
     /// scene without primitives.
     root: Option<(NodeRef, Aabb)>,
@@ -78,7 +83,7 @@ impl Bvh {
             inner_nodes: self.nodes.len(),
             leaves: leaves.len(),
             largest_leaf: leaves.iter().copied().max().unwrap_or(0) as usize,
-            primitives: self.prims.len(),
+            primitives: leaves.iter().map(|&count| count as usize).sum(),
         }
     }
 }

@@ -9,11 +9,13 @@
 
 use std::mem::MaybeUninit;
 
-use super::{Bvh, LeafPrim, Node, NodeRef, ANALYTIC, WIDTH};
+use wide::f32x4;
+
+use super::{Bvh, LeafPacket, Node, NodeRef, ANALYTIC, MAX_DEPTH, WIDTH};
 use crate::interaction::Hit;
-use crate::math::{Aabb, Ray, Vec2};
+use crate::math::{Ray, Vec2};
 use crate::shape::Shape;
-use crate::triangle::{intersect_triangle, RayShear};
+use crate::triangle::{intersect_packet, RayShear, PACKET};
 
 /// 1 + 2γ₃ with γₙ = nε/(1 − nε), ε = 2⁻²⁴ (pbrt's error bound for the slab test).
 const ROBUST_FAR_SCALE: f32 = 1.0 + 2.0 * (3.0 * EPS / (1.0 - 3.0 * EPS));
@@ -41,117 +43,110 @@ impl RayBoxes {
         RayBoxes { origin: ray.o.to_array(), inv_dir, negative: inv_dir.map(|i| i < 0.0) }
     }
 
-    /// Entry distances of the children of `node` and whether each overlaps `[0, maxt]`.
+    /// Entry distances of the children of `node` and whether each overlaps `[0, maxt]`, as
+    /// bits. The slabs' maxima and minima are taken pairwise, which keeps the chain of
+    /// dependent instructions per node short.
     #[inline(always)]
-    fn children(&self, node: &Node, maxt: f32) -> ([f32; WIDTH], [bool; WIDTH]) {
-        let mut t_near = [0.0f32; WIDTH];
-        let mut t_far = [f32::INFINITY; WIDTH];
-        for axis in 0..3 {
+    fn children(&self, node: &Node, maxt: f32) -> ([f32; WIDTH], u32) {
+        let slab = |axis: usize| {
             let [min, max] = &node.bounds[axis];
             let (near, far) = if self.negative[axis] { (max, min) } else { (min, max) };
-            let (o, inv) = (self.origin[axis], self.inv_dir[axis]);
-            for c in 0..WIDTH {
-                t_near[c] = fast_max(t_near[c], (near[c] - o) * inv);
-                t_far[c] = fast_min(t_far[c], (far[c] - o) * inv);
-            }
-        }
-        let mut hit = [false; WIDTH];
-        for c in 0..WIDTH {
-            hit[c] = t_near[c] <= fast_min(t_far[c] * ROBUST_FAR_SCALE, maxt);
-        }
-        (t_near, hit)
-    }
-
-    fn overlaps(&self, bounds: &Aabb, maxt: f32) -> bool {
-        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-        let (mut t_near, mut t_far) = (0.0f32, f32::INFINITY);
-        for axis in 0..3 {
-            let (near, far) = if self.negative[axis] { (max[axis], min[axis]) } else { (min[axis], max[axis]) };
-            t_near = fast_max(t_near, (near - self.origin[axis]) * self.inv_dir[axis]);
-            t_far = fast_min(t_far, (far - self.origin[axis]) * self.inv_dir[axis]);
-        }
-        t_near <= fast_min(t_far * ROBUST_FAR_SCALE, maxt)
+            let (o, inv) = (f32x4::splat(self.origin[axis]), f32x4::splat(self.inv_dir[axis]));
+            ((f32x4::from(*near) - o) * inv, (f32x4::from(*far) - o) * inv)
+        };
+        let ((near_x, far_x), (near_y, far_y), (near_z, far_z)) = (slab(0), slab(1), slab(2));
+        // No distance is NaN (rays are finite, `inv_dir` finite and non-zero), so the one-
+        // instruction `fast_max`/`fast_min` give the exact answer.
+        let t_near = near_x.fast_max(f32x4::ZERO).fast_max(near_y.fast_max(near_z));
+        let t_far = far_x.fast_min(far_y.fast_min(far_z));
+        let hit = t_near.simd_le((t_far * f32x4::splat(ROBUST_FAR_SCALE)).fast_min(f32x4::splat(maxt)));
+        (t_near.to_array(), hit.to_bitmask())
     }
 }
 
-/// `max` that compiles to one instruction: a NaN `b` (only from a NaN or infinite ray) comes
-/// through and makes the box test fail.
-#[inline(always)]
-fn fast_max(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-fn fast_min(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-/// A hit found in a leaf: its `LeafPrim` index and local parametrisation.
+/// A hit found in a leaf: its packet and slot, and its local parametrisation.
 #[derive(Clone, Copy)]
 struct LeafHit {
     t: f32,
-    prim: usize,
+    packet: usize,
+    slot: usize,
     uv: Vec2,
 }
 
 impl Bvh {
     pub(crate) fn intersect(&self, shapes: &[Shape], ray: &Ray) -> Option<Hit> {
         let mut closest: Option<LeafHit> = None;
-        self.traverse(ray, |prims, range, shear, mut maxt| {
-            for i in range {
-                if let Some((t, uv)) = intersect_leaf_prim(shapes, &prims[i], shear, ray, maxt) {
-                    closest = Some(LeafHit { t, prim: i, uv });
-                    maxt = t;
+        self.traverse(ray, |first, packets, shear, mut maxt| {
+            for (i, packet) in packets.iter().enumerate() {
+                let hits = intersect_packet(shear, &packet.triangles, maxt);
+                // Slot by slot, so that of equally distant hits the last wins, as in a
+                // one-at-a-time loop that accepts `t <= maxt`.
+                for slot in set_bits(hits.hit) {
+                    if hits.t[slot] <= maxt {
+                        maxt = hits.t[slot];
+                        let uv = Vec2::new(hits.b1[slot], hits.b2[slot]);
+                        closest = Some(LeafHit { t: maxt, packet: first + i, slot, uv });
+                    }
+                }
+                for slot in set_bits(packet.analytic) {
+                    if let Some((t, uv)) = intersect_analytic(shapes, packet, slot, ray, maxt) {
+                        maxt = t;
+                        closest = Some(LeafHit { t, packet: first + i, slot, uv });
+                    }
                 }
             }
             (maxt, false)
         });
         closest.map(|h| {
-            let prim = &self.prims[h.prim];
-            Hit { t: h.t, shape_index: prim.shape & !ANALYTIC, prim_index: prim.prim, prim_uv: h.uv }
+            let packet = &self.packets[h.packet];
+            Hit {
+                t: h.t,
+                shape_index: packet.shape[h.slot] & !ANALYTIC,
+                prim_index: packet.prim[h.slot],
+                prim_uv: h.uv,
+            }
         })
     }
 
     pub(crate) fn ray_test(&self, shapes: &[Shape], ray: &Ray) -> bool {
         let mut found = false;
-        self.traverse(ray, |prims, mut range, shear, maxt| {
-            found = range.any(|i| intersect_leaf_prim(shapes, &prims[i], shear, ray, maxt).is_some());
+        self.traverse(ray, |_, packets, shear, maxt| {
+            found = packets.iter().any(|packet| {
+                intersect_packet(shear, &packet.triangles, maxt).hit != 0
+                    || set_bits(packet.analytic)
+                        .any(|slot| intersect_analytic(shapes, packet, slot, ray, maxt).is_some())
+            });
             (maxt, found)
         });
         found
     }
 
-    /// Visits the leaves the ray reaches, nearer children first. `visit_leaf` gets the leaf's
-    /// primitive range and the current `maxt`, and returns the new `maxt` and whether to stop.
+    /// Visits the leaves the ray reaches, nearer children first. `visit_leaf` gets the index
+    /// of the leaf's first packet, its packets and the current `maxt`, and returns the new
+    /// `maxt` and whether to stop.
     #[inline(always)]
-    fn traverse(
-        &self,
-        ray: &Ray,
-        mut visit_leaf: impl FnMut(&[LeafPrim], std::ops::Range<usize>, &RayShear, f32) -> (f32, bool),
-    ) {
-        let Some((root, bounds)) = self.root else { return };
+    fn traverse(&self, ray: &Ray, mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool)) {
+        let Some((root, _)) = self.root else { return };
         let boxes = RayBoxes::new(ray);
         let mut maxt = ray.maxt;
         // Non-finite rays miss: the box tests rely on finite origins and directions.
         let finite = ray.o.is_finite() && ray.d.is_finite();
-        if !finite || maxt.is_nan() || maxt < 0.0 || !boxes.overlaps(&bounds, maxt) {
+        if !finite || maxt.is_nan() || maxt < 0.0 {
             return;
         }
         let shear = RayShear::new(ray);
-        let mut stack = TraversalStack::new();
+        // The subtrees still to visit, nearest on top, with their entry distances. Each level
+        // of the tree pushes at most WIDTH - 1 entries, so STACK_SIZE always suffices. The
+        // arrays start uninitialised: zeroing them took longer than traversing a small scene.
+        let mut stack_t = [MaybeUninit::<f32>::uninit(); STACK_SIZE];
+        let mut stack_node = [MaybeUninit::<NodeRef>::uninit(); STACK_SIZE];
+        let mut len = 0;
         let mut current = root;
         loop {
             if current.count > 0 {
                 let first = current.index as usize;
-                let (new_maxt, stop) = visit_leaf(&self.prims, first..first + current.count as usize, &shear, maxt);
+                let packets = &self.packets[first..first + (current.count as usize).div_ceil(PACKET)];
+                let (new_maxt, stop) = visit_leaf(first, packets, &shear, maxt);
                 if stop {
                     return;
                 }
@@ -159,32 +154,39 @@ impl Bvh {
             } else {
                 let node = &self.nodes[current.index as usize];
                 let (t_near, hit) = boxes.children(node, maxt);
-                // The hit children sorted by entry distance (insertion sort of at most 4).
-                let mut order = [(0.0f32, current); WIDTH];
+                // The hit children's slots sorted by entry distance (insertion sort of at most 4).
+                let mut order = [0usize; WIDTH];
                 let mut count = 0;
                 for c in 0..WIDTH {
-                    if hit[c] {
+                    if hit & (1 << c) != 0 {
                         let mut j = count;
-                        while j > 0 && order[j - 1].0 > t_near[c] {
+                        while j > 0 && t_near[order[j - 1]] > t_near[c] {
                             order[j] = order[j - 1];
                             j -= 1;
                         }
-                        order[j] = (t_near[c], node.children[c]);
+                        order[j] = c;
                         count += 1;
                     }
                 }
                 if count > 0 {
                     // Visit the nearest now; the others wait on the stack, nearest on top.
-                    for &entry in order[1..count].iter().rev() {
-                        stack.push(entry);
+                    for &c in order[1..count].iter().rev() {
+                        stack_t[len].write(t_near[c]);
+                        stack_node[len].write(node.children[c]);
+                        len += 1;
                     }
-                    current = order[0].1;
+                    current = node.children[order[0]];
                     continue;
                 }
             }
             // Pop the next subtree that may still hold something closer than `maxt`.
             loop {
-                let Some((t_near, next)) = stack.pop() else { return };
+                if len == 0 {
+                    return;
+                }
+                len -= 1;
+                // SAFETY: every entry below `len` was written by a push.
+                let (t_near, next) = unsafe { (stack_t[len].assume_init(), stack_node[len].assume_init()) };
                 if t_near <= maxt {
                     current = next;
                     break;
@@ -194,64 +196,24 @@ impl Bvh {
     }
 }
 
-/// The subtrees still to visit with their entry distances: a fixed array, spilling into a
-/// vector only for pathological trees (the collapsed tree has no depth bound of its own). The
-/// array starts uninitialised: zeroing it took longer than traversing a small scene.
-struct TraversalStack {
-    entries: [MaybeUninit<(f32, NodeRef)>; INLINE_STACK],
-    len: usize,
-    spill: Vec<(f32, NodeRef)>,
-}
+/// Entries of the traversal stack: the 4-wide tree is at most [`MAX_DEPTH`] levels deep (it
+/// collapses the binary tree, which is), and each level pushes at most `WIDTH - 1` entries.
+const STACK_SIZE: usize = MAX_DEPTH * (WIDTH - 1);
 
-const INLINE_STACK: usize = 64;
-
-impl TraversalStack {
-    #[inline(always)]
-    fn new() -> TraversalStack {
-        TraversalStack { entries: [const { MaybeUninit::uninit() }; INLINE_STACK], len: 0, spill: Vec::new() }
-    }
-
-    #[inline(always)]
-    fn push(&mut self, entry: (f32, NodeRef)) {
-        if self.len < INLINE_STACK {
-            self.entries[self.len].write(entry);
-            self.len += 1;
-        } else {
-            self.spill.push(entry);
-        }
-    }
-
-    #[inline(always)]
-    fn pop(&mut self) -> Option<(f32, NodeRef)> {
-        if let Some(entry) = self.spill.pop() {
-            return Some(entry);
-        }
-        if self.len == 0 {
-            return None;
-        }
-        self.len -= 1;
-        // SAFETY: `push` wrote every entry below `len`.
-        Some(unsafe { self.entries[self.len].assume_init() })
-    }
-}
-
+/// The indices of the set bits of `bits`, lowest first.
 #[inline(always)]
-fn intersect_leaf_prim(
-    shapes: &[Shape],
-    prim: &LeafPrim,
-    shear: &RayShear,
-    ray: &Ray,
-    maxt: f32,
-) -> Option<(f32, Vec2)> {
-    if prim.shape & ANALYTIC == 0 {
-        intersect_triangle(shear, &prim.vertices, maxt).map(|h| (h.t, Vec2::new(h.b1, h.b2)))
-    } else {
-        intersect_analytic(shapes, prim, ray, maxt)
-    }
+fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let slot = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            slot
+        })
+    })
 }
 
 #[cold]
-fn intersect_analytic(shapes: &[Shape], prim: &LeafPrim, ray: &Ray, maxt: f32) -> Option<(f32, Vec2)> {
-    let shape = &shapes[(prim.shape & !ANALYTIC) as usize];
-    shape.intersect_primitive(prim.prim as usize, &Ray { maxt, ..*ray }).map(|h| (h.t, h.uv))
+fn intersect_analytic(shapes: &[Shape], packet: &LeafPacket, slot: usize, ray: &Ray, maxt: f32) -> Option<(f32, Vec2)> {
+    let shape = &shapes[(packet.shape[slot] & !ANALYTIC) as usize];
+    shape.intersect_primitive(packet.prim[slot] as usize, &Ray { maxt, ..*ray }).map(|h| (h.t, h.uv))
 }
