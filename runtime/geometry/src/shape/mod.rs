@@ -66,8 +66,9 @@ impl Shape {
         }
     }
 
-    /// The hit of `ray` with primitive `prim` within `[0, ray.maxt]`, if any. The BVH uses the
-    /// same tests, so looping over all primitives gives the reference closest hit.
+    /// The hit of `ray` with primitive `prim` within `[0, ray.maxt]`, if any. The BVH gets the
+    /// same answers (its packet test of four triangles is bit for bit this triangle test), so
+    /// looping over all primitives gives the reference closest hit.
     pub fn intersect_primitive(&self, prim: usize, ray: &Ray) -> Option<PrimitiveHit> {
         match self {
             Shape::Mesh(mesh) => mesh
