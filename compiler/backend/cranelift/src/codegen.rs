@@ -9,7 +9,9 @@
 //! Vector code runs under an execution mask (`Translator::mask`) that says which lanes are
 //! active; side effects (stores, atomic adds, extern calls) only happen for active lanes, and
 //! internal functions receive the caller's mask as their first vector parameters. A region
-//! only ever runs when at least one lane is active.
+//! only ever runs when at least one lane is active. What an inactive lane holds is unspecified
+//! and never observed (no operation mixes lanes, and every side effect is masked), so values
+//! that only inactive lanes would need are neither selected nor zeroed.
 //!
 //! Local arrays ([`Op::LocalLoad`], [`Op::LocalStore`]) live in one stack slot each, of
 //! `len * lanes` 4-byte cells: lane `l` of element `i` is cell `i * lanes + l`, so an access
@@ -126,6 +128,10 @@ pub(crate) struct Env<'a> {
     pub config: TargetFrontendConfig,
     /// The signature of the internal (all-varying) version of each IR function.
     pub funcs: &'a [Signature],
+    /// Masked selects may use x86's one-instruction `blendvps` (x86-64 with SSE4.1); otherwise
+    /// they are `bitselect`, which x86 lowers to three instructions when it cannot prove that
+    /// the mask is all-ones or all-zeros per lane.
+    pub blendv: bool,
 }
 
 /// Namespaces of the external names that compiled code refers to (`compile.rs` turns them
@@ -155,6 +161,8 @@ pub(crate) struct Translator<'a, 'b> {
     f: &'a Function,
     shape: Shape,
     uniform: Vec<bool>,
+    /// Whether anything reads the value (an operand or a yield).
+    used: Vec<bool>,
     vals: Vec<Option<V>>,
     consts: Vec<Option<Const>>,
     ctx: ir::Value,
@@ -180,6 +188,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             f,
             shape,
             uniform,
+            used: used_values(f),
             vals: vec![None; f.value_types.len()],
             consts: vec![None; f.value_types.len()],
             ctx: placeholder,
@@ -453,17 +462,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    /// A zero of the given repr, for region results that a skipped region does not produce.
-    fn zero_repr(&mut self, ty: Ty, uniform: bool) -> Vec<ir::Value> {
-        if uniform {
-            let z = self.sconst(Const::from_bits(ty, 0));
-            vec![z]
-        } else {
-            let z = self.vconst(ty, 0);
-            vec![z; self.shape.parts]
-        }
-    }
-
     /// Flattens a value into the block arguments of a repr.
     fn repr_args(&mut self, v: Value, uniform: bool) -> Result<Vec<ir::Value>> {
         if uniform {
@@ -524,6 +522,16 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// Per-lane select under a mask (`i32x4`) for values of type `ty`.
     fn vselect(&mut self, mask: ir::Value, ty: Ty, a: ir::Value, b: ir::Value) -> ir::Value {
+        if self.env.blendv {
+            // `blendv` reads each lane's top bit, which decides a lane mask as well as all its bits.
+            if ty != Ty::F32 {
+                return self.b.ins().blendv(mask, a, b);
+            }
+            let (a, b) =
+                (self.b.ins().bitcast(types::I32X4, little(), a), self.b.ins().bitcast(types::I32X4, little(), b));
+            let r = self.b.ins().blendv(mask, a, b);
+            return self.b.ins().bitcast(types::F32X4, little(), r);
+        }
         let m = if ty == Ty::F32 { self.b.ins().bitcast(types::F32X4, little(), mask) } else { mask };
         self.b.ins().bitselect(m, a, b)
     }
@@ -638,7 +646,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
             }
             Op::CallExtern(ext, args) => {
-                let outs = self.call_extern(*ext, args)?;
+                let outs = self.call_extern(*ext, args, res)?;
                 for (&r, v) in res.iter().zip(outs) {
                     self.set(r, v);
                 }
@@ -661,7 +669,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
             }
             Op::Loop { init, body, .. } => {
-                let outs = self.loop_(init, body)?;
+                let outs = self.loop_(init, body, &inst.results)?;
                 for (&r, v) in res.iter().zip(outs) {
                     self.set(r, v);
                 }
@@ -969,51 +977,121 @@ impl<'a, 'b> Translator<'a, 'b> {
                     }
                     return Ok(outs);
                 }
-                let outer = self.mask;
-                let reprs = vec![false; types.len()];
-                let not_c = {
-                    let mut n = cm;
-                    for p in n.iter_mut().take(self.shape.parts) {
-                        *p = self.b.ins().bnot(*p);
-                    }
-                    n
-                };
-                let mut halves = Vec::new();
-                for (region, sel) in [(then, cm), (els, not_c)] {
-                    let m = self.map_mask(outer, sel, |b, x, y| b.ins().band(x, y));
-                    let any = self.any(m);
-                    let (blk, join) = (self.b.create_block(), self.b.create_block());
-                    let mut zeros = Vec::new();
-                    for &ty in &types {
-                        self.append_repr_params(join, ty, false);
-                        zeros.extend(self.zero_repr(ty, false));
-                    }
-                    self.b.ins().brif(any, blk, &[], join, &block_args(&zeros));
-                    self.b.switch_to_block(blk);
-                    self.mask = m;
-                    self.region(region)?;
-                    let mut args = Vec::new();
-                    for &y in &region.yields {
-                        args.extend(self.repr_args(y, false)?);
-                    }
-                    self.b.ins().jump(join, &block_args(&args));
-                    self.b.switch_to_block(join);
-                    let params = self.b.block_params(join).to_vec();
-                    halves.push(self.reprs_from(&params, &reprs));
-                }
-                self.mask = outer;
-                let mut outs = Vec::new();
-                for (i, &ty) in types.iter().enumerate() {
-                    let (V::P(pt), V::P(pe)) = (halves[0][i], halves[1][i]) else { unreachable!("varying reprs") };
-                    let mut out = pt;
-                    for p in 0..self.shape.parts {
-                        out[p] = self.vselect(cm[p], ty, pt[p], pe[p]);
-                    }
-                    outs.push(V::P(out));
-                }
-                Ok(outs)
+                self.masked_if(&types, cm, then, els)
             }
         }
+    }
+
+    /// An `if` whose condition varies: each region runs under its lanes' mask, and only when
+    /// one of them is active. The `then` region runs first; a result carries the value that is
+    /// right for the lanes of the regions handled so far, and a region chooses its lanes over
+    /// it with a select. Values defined before the `if` (a variable that one region leaves as
+    /// it was) need no block parameter, and a region whose yields are all such values costs no
+    /// branch. When no active lane took the other region, which is the usual case for an early
+    /// exit, the region's values are taken whole, without selects.
+    fn masked_if(&mut self, types: &[Ty], cm: [ir::Value; 2], then: &Region, els: &Region) -> Result<Vec<V>> {
+        let parts = self.shape.parts;
+        let outer = self.mask;
+        let early = |t: &Self, v: Value| t.vals[v.0 as usize].is_some();
+        let then_early: Vec<bool> = then.yields.iter().map(|&y| early(self, y)).collect();
+        // Each result's value so far: right for the lanes of the regions handled already.
+        let mut merged: Vec<Option<[ir::Value; 2]>> = Vec::with_capacity(types.len());
+        let mut else_done = Vec::with_capacity(types.len());
+        for &y in &els.yields {
+            let e = early(self, y);
+            merged.push(if e { Some(self.parts(y)?) } else { None });
+            else_done.push(e);
+        }
+        let mut not_c = cm;
+        for p in not_c.iter_mut().take(parts) {
+            *p = self.b.ins().bnot(*p);
+        }
+        let m_then = self.map_mask(outer, cm, |b, x, y| b.ins().band(x, y));
+        let m_else = self.map_mask(outer, not_c, |b, x, y| b.ins().band(x, y));
+        let (any_then, any_else) = (self.any(m_then), self.any(m_else));
+        for (is_then, region, m, any, other_any) in
+            [(true, then, m_then, any_then, any_else), (false, els, m_else, any_else, any_then)]
+        {
+            let mut todo = Vec::new();
+            for i in 0..types.len() {
+                if is_then && then_early[i] && merged[i].is_none() {
+                    // Right for the `then` lanes already; the `else` region selects over it.
+                    merged[i] = Some(self.parts(then.yields[i])?);
+                } else if if is_then { then.yields[i] != els.yields[i] } else { !else_done[i] } {
+                    todo.push(i);
+                }
+            }
+            // This region's lanes chosen over the value so far.
+            let merge = |t: &mut Self, i: usize, y: [ir::Value; 2], so_far: Option<[ir::Value; 2]>| match so_far {
+                None => y,
+                Some(p) => {
+                    let mut out = y;
+                    for k in 0..parts {
+                        out[k] = if is_then {
+                            t.vselect(cm[k], types[i], y[k], p[k])
+                        } else {
+                            t.vselect(cm[k], types[i], p[k], y[k])
+                        };
+                    }
+                    out
+                }
+            };
+            if region.insts.is_empty() {
+                // Every yield is an earlier value: select without branching.
+                for &i in &todo {
+                    let y = self.parts(region.yields[i])?;
+                    merged[i] = Some(merge(self, i, y, merged[i]));
+                }
+                continue;
+            }
+            let (blk, join) = (self.b.create_block(), self.b.create_block());
+            // What the results are when the region is skipped. A result without a value so far
+            // is then needed by no active lane, so it takes a vector that is live anyway (a
+            // constant would be one more spilled value).
+            let mut skip = Vec::new();
+            for &i in &todo {
+                self.append_repr_params(join, types[i], false);
+                match merged[i] {
+                    Some(p) => skip.extend_from_slice(&p[..parts]),
+                    None if types[i] == Ty::F32 => {
+                        for &c in &cm[..parts] {
+                            skip.push(self.b.ins().bitcast(types::F32X4, little(), c));
+                        }
+                    }
+                    None => skip.extend_from_slice(&cm[..parts]),
+                }
+            }
+            self.b.ins().brif(any, blk, &[], join, &block_args(&skip));
+            self.b.switch_to_block(blk);
+            self.mask = m;
+            self.region(region)?;
+            let mut ys = Vec::with_capacity(todo.len());
+            for &i in &todo {
+                ys.push(self.parts(region.yields[i])?);
+            }
+            let selects = todo.iter().filter(|&&i| merged[i].is_some()).count();
+            if selects >= 2 {
+                // No active lane took the other region: the yields as they are.
+                let whole: Vec<ir::Value> = ys.iter().flat_map(|y| y[..parts].to_vec()).collect();
+                let mixed = self.b.create_block();
+                self.b.ins().brif(other_any, mixed, &[], join, &block_args(&whole));
+                self.b.switch_to_block(mixed);
+            }
+            let mut args = Vec::new();
+            for (&i, &y) in todo.iter().zip(&ys) {
+                args.extend_from_slice(&merge(self, i, y, merged[i])[..parts]);
+            }
+            self.b.ins().jump(join, &block_args(&args));
+            self.b.switch_to_block(join);
+            self.mask = outer;
+            let params = self.b.block_params(join).to_vec();
+            for (k, &i) in todo.iter().enumerate() {
+                let mut p = [params[k * parts]; 2];
+                p[..parts].copy_from_slice(&params[k * parts..(k + 1) * parts]);
+                merged[i] = Some(p);
+            }
+        }
+        Ok(merged.into_iter().map(|p| V::P(p.expect("both regions merged every result"))).collect())
     }
 
     /// Vector constants instead of splats for constant yields.
@@ -1027,7 +1105,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    fn loop_(&mut self, init: &[Value], body: &Region) -> Result<Vec<V>> {
+    fn loop_(&mut self, init: &[Value], body: &Region, results: &[Value]) -> Result<Vec<V>> {
         let types: Vec<Ty> = init.iter().map(|&v| self.ty(v)).collect();
         let reprs: Vec<bool> = body.params.iter().map(|&p| self.is_uniform(p)).collect();
         let (header, exit) = (self.b.create_block(), self.b.create_block());
@@ -1084,6 +1162,13 @@ impl<'a, 'b> Translator<'a, 'b> {
             for (i, &y) in body.yields[1..].iter().enumerate() {
                 let ty = types[i];
                 let new = self.parts(y)?;
+                // A value the body does not change, or that nothing reads after the loop, needs
+                // no select: what a stopped lane carries on is never observed (side effects are
+                // masked by `running`).
+                if y == body.params[i] || !self.used[results[i].0 as usize] {
+                    next.extend_from_slice(&new[..parts]);
+                    continue;
+                }
                 let old = self.vparts(carried[i], ty);
                 for p in 0..parts {
                     let v = self.vselect(running[p], ty, new[p], old[p]);
@@ -1185,7 +1270,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// One host call for the whole lane group: the arguments of every lane (`[param][lane]`)
     /// go to a stack slot with vector stores, the host writes the results the same way, and the
     /// active-lane bits tell it which lanes to run.
-    fn call_extern(&mut self, ext: u32, args: &[Value]) -> Result<Vec<V>> {
+    fn call_extern(&mut self, ext: u32, args: &[Value], results: &[Value]) -> Result<Vec<V>> {
         let decl = &self.env.module.externs[ext as usize];
         let (n_args, result_types) = (decl.params.len(), decl.results.clone());
         let lanes = self.shape.lanes;
@@ -1227,6 +1312,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         let mut outs = Vec::new();
         for (r, &ty) in result_types.iter().enumerate() {
             let at = res_base + (r * lanes * 4) as i32;
+            if !self.used[results[r].0 as usize] {
+                // Nothing reads it: a placeholder instead of a load that Cranelift would keep.
+                let x = self.sconst(Const::from_bits(ty, 0));
+                outs.push(V::U(x));
+                continue;
+            }
             if !self.shape.vector() {
                 let bits = self.b.ins().stack_load(ptr, types::I32, slot, at);
                 outs.push(V::U(self.bits_to_lane(ty, bits)));
@@ -1568,6 +1659,20 @@ fn splittable(f: &Function, inst: &Inst) -> bool {
         },
         _ => false,
     }
+}
+
+/// `used[v]`: some instruction or region of `f` reads `v`.
+fn used_values(f: &Function) -> Vec<bool> {
+    let mut used = vec![false; f.value_types.len()];
+    let mut mark = |vs: &[Value]| vs.iter().for_each(|v| used[v.0 as usize] = true);
+    mark(&f.body.yields);
+    drs_opt::util::walk_insts(&f.body, &mut |inst| {
+        mark(&drs_opt::util::operands(&inst.op));
+        for r in drs_opt::util::nested(&inst.op) {
+            mark(&r.yields);
+        }
+    });
+    used
 }
 
 /// Whether a region is worth if-converting: short, and without side effects, calls or loops.

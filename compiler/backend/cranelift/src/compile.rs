@@ -172,7 +172,9 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
     let mut blob = Blob::default();
     let mut internal = Vec::with_capacity(module.functions.len());
     let mut entries = Vec::with_capacity(module.functions.len());
-    let env = || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs };
+    let blendv =
+        isa.name() == "x64" && isa.isa_flags().iter().any(|f| f.name == "has_sse41" && f.as_bool() == Some(true));
+    let env = || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs, blendv };
     for (i, f) in module.functions.iter().enumerate() {
         // The internal version, for calls from other functions.
         ctx.func.signature = sigs[i].clone();

@@ -586,12 +586,12 @@ mod tests {
     }
 
     /// Code for an x86-64 CPU without SSE4.1 and FMA calls Rust's `floorf`, `fmaf` etc.
-    /// (library calls relocated to absolute addresses), runs on this host (it needs fewer
-    /// features) and computes the same bits as the host's code.
+    /// (library calls relocated to absolute addresses), selects lanes without `blendvps`, runs
+    /// on this host (it needs fewer features) and computes the same bits as the host's code.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn library_calls_of_a_baseline_cpu_are_relocated() {
-        use drs_ir::UnaryOp;
+        use drs_ir::{CmpOp, UnaryOp};
         let off = ["has_sse41", "has_sse42", "has_fma", "has_avx", "has_avx2", "has_avx512f", "has_avx512vl"];
         let off: Vec<(&str, &str)> = off.iter().map(|f| (*f, "false")).collect();
         let isa = crate::compile::build_isa(&off).unwrap();
@@ -607,8 +607,10 @@ mod tests {
         }
         let fma = b.fma(x, y, x);
         outs.push(fma);
+        let less = b.cmp(CmpOp::Lt, x, y);
+        outs.push(b.select(less, x, fma));
         b.finish(outs);
-        f.result_types = vec![Ty::F32; 5];
+        f.result_types = vec![Ty::F32; 6];
         m.add_function(f);
         let xs = [-2.5f32, -0.5, 0.49999997, 1.5, 2.5, 8388609.0, -0.0, f32::INFINITY, 1e-40];
         for lanes in Lanes::ALL {
@@ -627,16 +629,18 @@ mod tests {
                     args[n + l] = (x * 0.75 + 0.1).to_bits();
                 }
                 let active = (1u32 << chunk.len()) - 1;
-                let (mut r1, mut r2) = (vec![0u32; 5 * n], vec![0u32; 5 * n]);
+                let (mut r1, mut r2) = (vec![0u32; 6 * n], vec![0u32; 6 * n]);
                 for (jit, r) in [(&base, &mut r1), (&host, &mut r2)] {
                     jit.function("f").unwrap().call_masked(active, &args, r, &[], &jit.externs()).unwrap();
                 }
                 for (l, &x) in chunk.iter().enumerate() {
                     let y = x * 0.75 + 0.1;
-                    let want = [x.floor(), x.ceil(), x.trunc(), x.round(), x.mul_add(y, x)].map(f32::to_bits);
-                    let got: Vec<u32> = (0..5).map(|k| r1[k * n + l]).collect();
+                    let fma = x.mul_add(y, x);
+                    let want = [x.floor(), x.ceil(), x.trunc(), x.round(), fma, if x < y { x } else { fma }];
+                    let want = want.map(f32::to_bits);
+                    let got: Vec<u32> = (0..6).map(|k| r1[k * n + l]).collect();
                     assert_eq!(got, want, "{lanes:?} x = {x}");
-                    let host: Vec<u32> = (0..5).map(|k| r2[k * n + l]).collect();
+                    let host: Vec<u32> = (0..6).map(|k| r2[k * n + l]).collect();
                     assert_eq!(got, host, "{lanes:?} x = {x}");
                 }
             }
