@@ -1624,7 +1624,11 @@ impl<'a> Gen<'a> {
     fn assignment(&mut self, indent: usize) -> String {
         self.cov.assigns += 1;
         let pad = Self::pad(indent);
+        let (calls, ticks) = (self.cov.calls, self.cov.ticks);
         let (place, ty, swizzled) = self.place(2);
+        // `p op= e` evaluates the place once, `p = p op e` twice: only equivalent when the
+        // place calls nothing that may tick (a call of a generated function may, indirectly).
+        let place_calls = self.cov.calls != calls || self.cov.ticks != ticks;
         if swizzled {
             self.cov.swizzle_assigns += 1;
         }
@@ -1633,7 +1637,7 @@ impl<'a> Gen<'a> {
             // `v op= s` broadcasts a scalar over a vector or colour.
             let rhs_t = if ty.width() > 1 && self.c.maybe(30) { ty.elem().unwrap() } else { ty.clone() };
             let e = self.expr(&rhs_t, 3);
-            if self.alt && !place.contains("tick") {
+            if self.alt && !place_calls {
                 return format!("{pad}{place} = ({place} {op} {e});\n");
             }
             return format!("{pad}{place} {op}= {e};\n");
