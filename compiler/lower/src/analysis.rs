@@ -120,6 +120,44 @@ pub(crate) fn expr_jumps(e: &Expr) -> Jumps {
     j
 }
 
+/// A block in a function's tail position: its statements and the expression that gives its
+/// value, which is a final `return`'s operand when the block ends with one.
+pub(crate) fn tail_parts(block: &Block) -> (&[Stmt], Option<&Expr>) {
+    match (block.stmts.split_last(), &block.tail) {
+        (Some((Stmt { kind: StmtKind::Return(value), .. }, rest)), None) => (rest, value.as_ref()),
+        _ => (&block.stmts[..], block.tail.as_deref()),
+    }
+}
+
+/// `if c { ..; return e; }` (no `else`): in tail position the statements after it become its
+/// `else` region. Gives the condition and the `then` block.
+pub(crate) fn tail_returning_if(stmt: &Stmt) -> Option<(&Expr, &Block)> {
+    match &stmt.kind {
+        StmtKind::Expr { expr: Expr { kind: ExprKind::If { cond, then, els: None }, .. }, .. }
+            if then.tail.is_none() && matches!(then.stmts.last(), Some(Stmt { kind: StmtKind::Return(_), .. })) =>
+        {
+            Some((cond, then))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a function body has a `return` that the tail-position lowering does not turn into a
+/// branch value (see [`tail_parts`] and [`tail_returning_if`]), which then needs the `returned`
+/// flag and return-value slots.
+pub(crate) fn returns_outside_tail(body: &Block) -> bool {
+    let (stmts, tail) = tail_parts(body);
+    let stmt_returns = |stmt: &Stmt| match tail_returning_if(stmt) {
+        Some((cond, then)) => expr_jumps(cond).returns || returns_outside_tail(then),
+        None => {
+            let mut j = Jumps::default();
+            walk_stmt(stmt, 0, &mut |n, d| j.note(&n, d));
+            j.returns
+        }
+    };
+    stmts.iter().any(stmt_returns) || tail.is_some_and(|t| expr_jumps(t).returns)
+}
+
 /// The local at the root of an assignment target (`x` in `x.a[i].y = ..`).
 pub(crate) fn place_root(info: &BodyInfo, target: &Expr) -> Option<LocalId> {
     match &target.kind {

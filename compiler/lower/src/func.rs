@@ -1,7 +1,7 @@
 //! Lowering one function: its parameters, its body, and the choice of its result between
 //! the body's value and a `return`ed one.
 
-use crate::analysis::block_jumps;
+use crate::analysis::returns_outside_tail;
 use crate::control::{LoopFlags, ReturnSlots};
 use crate::emit::Emitter;
 use crate::env::{Env, SlotId};
@@ -92,7 +92,7 @@ pub(crate) fn lower_function(m: &mut ModuleCx<'_>, f: FnId) -> LResult<(Function
         maybe_jumped: false,
         loop_spans: Vec::new(),
     };
-    if block_jumps(body).returns {
+    if returns_outside_tail(body) {
         let flag = lw.env.add_slot(vec![Ty::Bool]);
         let values = lw.env.add_slot(result_types.clone());
         let no = lw.e.bool(false);
@@ -101,19 +101,16 @@ pub(crate) fn lower_function(m: &mut ModuleCx<'_>, f: FnId) -> LResult<(Function
         lw.env.bind(values, zeros);
         lw.ret = Some(ReturnSlots { flag, values });
     }
-    let tail = lw.lower_block(body)?;
+    let tail = lw.lower_tail_block(body, &result_types)?;
+    let tail = lw.fit(tail, &result_types);
     let results = match lw.ret {
         Some(ReturnSlots { flag, values }) => {
+            // The body's value, unless a `return` that set the flag happened.
             let returned = lw.values_of(flag, body.span)?[0];
             let ret_values = lw.values_of(values, body.span)?;
-            if body.tail.is_some() && tail.len() == result_types.len() {
-                // The body's value, unless a `return` happened.
-                ret_values.iter().zip(&tail).map(|(&r, &t)| lw.e.select(returned, r, t)).collect()
-            } else {
-                ret_values
-            }
+            ret_values.iter().zip(&tail).map(|(&r, &t)| lw.e.select(returned, r, t)).collect()
         }
-        None => lw.fit(tail, &result_types),
+        None => tail,
     };
     let loop_spans = std::mem::take(&mut lw.loop_spans);
     Ok((lw.e.finish(results), loop_spans))

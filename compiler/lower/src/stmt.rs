@@ -2,6 +2,7 @@
 //! fields, swizzles, tuple elements, constant and dynamic indices), expression statements
 //! and jumps.
 
+use crate::analysis::{tail_parts, tail_returning_if};
 use crate::env::SlotId;
 use crate::func::{FnLowerer, LResult};
 use drs_ir::{CmpOp, Const, Value};
@@ -44,6 +45,52 @@ impl FnLowerer<'_, '_> {
             self.env.undeclare(slot);
         }
         result
+    }
+
+    /// Lowers the function's body, whose value is the function's result. In this tail position
+    /// a `return e` that ends a block gives the block's value, and `if c { ..; return e; }`
+    /// followed by more statements takes them as its `else` region. Such returns need no
+    /// `returned` flag or return-value slots, which every later branch would carry and merge
+    /// (in vector code, a select per returned scalar). Other returns use the flag.
+    pub(crate) fn lower_tail_block(&mut self, block: &Block, tys: &[drs_ir::Ty]) -> LResult<Vec<Value>> {
+        let mut declared = Vec::new();
+        let (stmts, tail) = tail_parts(block);
+        let result = self.lower_tail_stmts(stmts, tail, tys, &mut declared);
+        for slot in declared {
+            self.env.undeclare(slot);
+        }
+        result
+    }
+
+    fn lower_tail_stmts(
+        &mut self,
+        stmts: &[Stmt],
+        tail: Option<&Expr>,
+        tys: &[drs_ir::Ty],
+        declared: &mut Vec<SlotId>,
+    ) -> LResult<Vec<Value>> {
+        for (i, stmt) in stmts.iter().enumerate() {
+            if self.maybe_jumped {
+                // The rest runs only if no flagged jump happened, and is still in tail position.
+                return self.guarded(tys, |lw| lw.lower_tail_stmts(&stmts[i..], tail, tys, declared));
+            }
+            if let Some((cond, then)) = tail_returning_if(stmt) {
+                let c = self.lower_expr(cond)?[0];
+                let rest = &stmts[i + 1..];
+                return self.branch(
+                    c,
+                    tys,
+                    |lw| lw.lower_tail_block(then, tys),
+                    |lw| lw.lower_tail_stmts(rest, tail, tys, declared),
+                );
+            }
+            self.lower_stmt(stmt, declared)?;
+        }
+        match tail {
+            Some(t) if self.maybe_jumped => self.guarded(tys, |lw| lw.lower_expr(t)),
+            Some(t) => self.lower_expr(t),
+            None => Ok(Vec::new()),
+        }
     }
 
     fn lower_stmts(

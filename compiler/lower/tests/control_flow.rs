@@ -185,6 +185,59 @@ fn return_inside_nested_ifs_and_loops() {
     assert_eq!(eval(&p, "early(2.0)"), "[2.0, 3.0]");
 }
 
+/// A `return` in the body's tail position (ending the body, or ending an `if` whose rest of
+/// the body becomes its `else`) lowers to plain branch values: no `returned` flag and no
+/// selects of return slots, which vector code would pay for at every later merge.
+#[test]
+fn tail_position_returns_need_no_returned_flag() {
+    let p = compile(
+        r#"
+        fn clamp_step(x: f32) -> f32 {
+            if x < 0.0 { return 0.0; }
+            let y = x * 2.0;
+            if y > 3.0 { let z = y - 3.0; return 3.0 + z * 0.5; }
+            return y;
+        }
+        fn nested(a: i32, b: i32) -> (i32, i32) {
+            var n = a;
+            if a > b {
+                n += 1;
+                if n > 10 { return (n, 1); }
+                return (n * 2, 3);
+            }
+            let m = n + b;
+            if m == 7 { return (m, 2); }
+            (n, m)
+        }
+        fn with_loop_return(n: i32) -> i32 {
+            if n < 0 { return -1; }
+            for i in 0..n { if i * i > n { return i; } }
+            n
+        }
+        "#,
+    );
+    assert_eq!(eval(&p, "clamp_step(-1.0)"), "0.0");
+    assert_eq!(eval(&p, "clamp_step(1.0)"), "2.0");
+    assert_eq!(eval(&p, "clamp_step(2.5)"), "4.0");
+    assert_eq!(eval(&p, "nested(12, 3)"), "(13, 1)");
+    assert_eq!(eval(&p, "nested(4, 3)"), "(10, 3)");
+    assert_eq!(eval(&p, "nested(2, 5)"), "(7, 2)");
+    assert_eq!(eval(&p, "nested(1, 5)"), "(1, 6)");
+    assert_eq!(eval(&p, "with_loop_return(-3)"), "-1");
+    assert_eq!(eval(&p, "with_loop_return(10)"), "4");
+    assert_eq!(eval(&p, "with_loop_return(0)"), "0");
+    let printed = |name: &str| {
+        let f = p.lowered.functions[&p.find_fn(name).unwrap()];
+        drs_ir::print_function(&p.lowered.module, p.lowered.module.function(f))
+    };
+    for name in ["clamp_step", "nested"] {
+        let ir = printed(name);
+        assert!(!ir.contains("select"), "{name} selects return slots:\n{ir}");
+    }
+    // The return inside the loop still needs the flag.
+    assert!(printed("with_loop_return").contains("select"));
+}
+
 #[test]
 fn max_iters_ends_the_loop_as_if_by_break() {
     let p = compile(
