@@ -2,16 +2,16 @@
 //! BVH, emitter selection, shape sampling for area emitters, and the per-lane sample streams.
 //!
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
-//! patterns and writes that lane's results (most through [`LaneGroup`]; the rarely called ones
-//! one lane at a time through `Externs::bind`). Struct results are written by field name (checked against the `.drs` declaration
-//! when the kernel is made), so reordering a struct's fields in the stdlib cannot silently
-//! scramble them. Handles out of range give the null answer; nothing here panics on kernel
-//! input.
+//! patterns and returns that lane's results (most through [`LaneGroup::map_lanes`]; the rarely
+//! called ones one lane at a time through `Externs::bind`). Struct results are written in the
+//! field order of their `.drs` declaration, which binding checks by field name: a stdlib whose
+//! struct fields are reordered fails to bind instead of getting scrambled results. Handles out
+//! of range give the null answer; nothing here panics on kernel input.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, LaneGroup};
+use drs_cranelift::{Externs, LaneArgs};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
 use drs_geometry::Ray;
@@ -43,7 +43,8 @@ fn derive_stream(streams: &mut Vec<SampleStream>, handle: u32, derive: impl Fn(&
     }
 }
 
-/// Fields of `SurfaceInteraction` in the order [`surface_interaction`] fills them.
+/// Fields of `SurfaceInteraction` (stdlib/types.drs) in declaration order, in which
+/// [`surface_interaction`] fills them.
 const SI_FIELDS: [&str; 33] = [
     "t",
     "time",
@@ -80,7 +81,7 @@ const SI_FIELDS: [&str; 33] = [
     "valid",
 ];
 
-/// Fields of `PositionSample`.
+/// Fields of `PositionSample` in declaration order.
 const PS_FIELDS: [&str; 11] = ["p.x", "p.y", "p.z", "n.x", "n.y", "n.z", "uv.x", "uv.y", "time", "pdf", "delta"];
 
 /// Why host functions cannot be bound.
@@ -91,8 +92,9 @@ pub struct HostError {
     pub message: String,
 }
 
-/// For each result slot of extern `name`, the index of its field in `fields`.
-fn field_order(program: &LoweredProgram, name: &str, fields: &[&str]) -> Result<Vec<usize>, HostError> {
+/// Checks that extern `name` returns the struct whose scalars are `fields`, in this order, so
+/// that the runtime can write them without looking up where each goes.
+fn check_fields(program: &LoweredProgram, name: &str, fields: &[&str]) -> Result<(), HostError> {
     let fail = |message: String| HostError { function: name.to_owned(), message };
     let module = &program.lowered.module;
     let f = program
@@ -103,33 +105,25 @@ fn field_order(program: &LoweredProgram, name: &str, fields: &[&str]) -> Result<
         .map(|(&f, _)| f)
         .ok_or_else(|| fail("not declared by the stdlib".into()))?;
     let names = FnLayout::of(&program.program, f).ret.component_names("r");
-    if names.len() != fields.len() {
-        return Err(fail(format!("returns {} scalars, the runtime fills {}", names.len(), fields.len())));
+    let declared: Vec<&str> = names.iter().map(|n| n.strip_prefix("r.").unwrap_or(n)).collect();
+    if declared != fields {
+        return Err(fail(format!(
+            "returns the scalars ({}), the runtime writes ({})",
+            declared.join(", "),
+            fields.join(", ")
+        )));
     }
-    names
-        .iter()
-        .map(|n| {
-            let field = n.strip_prefix("r.").unwrap_or(n);
-            fields.iter().position(|f| *f == field).ok_or_else(|| fail(format!("unknown result field `{field}`")))
-        })
-        .collect()
+    Ok(())
 }
 
 fn f(bits: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Writes a struct result of `lane`: result slot `i` gets field `order[i]` of `values`.
-fn set_fields(g: &mut LaneGroup, lane: usize, order: &[usize], values: &[u32]) {
-    for (slot, &field) in order.iter().enumerate() {
-        g.set(slot, lane, values[field]);
-    }
-}
-
-/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle) of `lane`:
-/// the ray (`o`, `d`, `maxt`) and its `time`.
-fn lane_ray(g: &LaneGroup, lane: usize) -> (Ray, f32) {
-    let arg = |p: usize| f(g.arg(1 + p, lane));
+/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle): the ray
+/// (`o`, `d`, `maxt`) and its `time`.
+fn lane_ray(a: LaneArgs) -> (Ray, f32) {
+    let arg = |p: usize| f(a.get(1 + p));
     let vec3 = |p: usize| Vec3::new(arg(p), arg(p + 1), arg(p + 2));
     (Ray::with_maxt(vec3(0), vec3(3), arg(6)), arg(7))
 }
@@ -193,19 +187,12 @@ pub(crate) fn bind(
         match name {
             "Sampler::next_1d" => externs.bind_group(name, |g| {
                 with_streams(|st| {
-                    for lane in g.active_lanes() {
-                        let x = st.get_mut(g.arg(0, lane) as usize).map_or(0.0, |s| s.next_1d());
-                        g.set(0, lane, x.to_bits());
-                    }
+                    g.map_lanes(|a| [st.get_mut(a.get(0) as usize).map_or(0.0, |s| s.next_1d()).to_bits()])
                 })
             }),
             "Sampler::next_2d" => externs.bind_group(name, |g| {
                 with_streams(|st| {
-                    for lane in g.active_lanes() {
-                        let [x, y] = st.get_mut(g.arg(0, lane) as usize).map_or([0.0; 2], |s| s.next_2d());
-                        g.set(0, lane, x.to_bits());
-                        g.set(1, lane, y.to_bits());
-                    }
+                    g.map_lanes(|a| st.get_mut(a.get(0) as usize).map_or([0.0; 2], |s| s.next_2d()).map(f32::to_bits))
                 })
             }),
             "Sampler::clone" => externs.bind(name, |args, out| {
@@ -215,54 +202,48 @@ pub(crate) fn bind(
                 out[0] = with_streams(|st| derive_stream(st, args[0], SampleStream::split));
             }),
             "Scene::intersect" => {
-                let order = field_order(program, name, &SI_FIELDS)?;
+                check_fields(program, name, &SI_FIELDS)?;
                 externs.bind_group(name, move |g| {
-                    for lane in g.active_lanes() {
-                        let (ray, time) = lane_ray(g, lane);
-                        let si = surface_interaction(&s, &ray, time);
-                        set_fields(g, lane, &order, &si);
-                    }
+                    g.map_lanes(|a| {
+                        let (ray, time) = lane_ray(a);
+                        surface_interaction(&s, &ray, time)
+                    })
                 })
             }
-            "Scene::ray_test" => externs.bind_group(name, move |g| {
-                for lane in g.active_lanes() {
-                    g.set(0, lane, s.geometry.ray_test(&lane_ray(g, lane).0) as u32);
-                }
-            }),
+            "Scene::ray_test" => {
+                externs.bind_group(name, move |g| g.map_lanes(|a| [s.geometry.ray_test(&lane_ray(a).0) as u32]))
+            }
             "Scene::sample_emitter" => externs.bind_group(name, move |g| {
                 let n = s.emitters.len();
-                for lane in g.active_lanes() {
-                    let u = f(g.arg(1, lane));
-                    let [emitter, count, reused] = if n == 0 {
+                g.map_lanes(|a| {
+                    let u = f(a.get(1));
+                    if n == 0 {
                         [NULL_HANDLE, 0f32.to_bits(), u.to_bits()]
                     } else {
                         let scaled = u * n as f32;
                         let index = (scaled as usize).min(n - 1);
                         let reused = (scaled - index as f32).clamp(0.0, 1.0 - f32::EPSILON / 2.0);
                         [s.emitters[index], (n as f32).to_bits(), reused.to_bits()]
-                    };
-                    g.set(0, lane, emitter);
-                    g.set(1, lane, count);
-                    g.set(2, lane, reused);
-                }
+                    }
+                })
             }),
             "Scene::emitter_selection_pdf" => externs.bind_group(name, move |g| {
-                for lane in g.active_lanes() {
-                    let emitter = g.arg(1, lane);
+                g.map_lanes(|a| {
+                    let emitter = a.get(1);
                     let known = emitter != NULL_HANDLE && s.emitters.contains(&emitter);
-                    g.set(0, lane, if known { 1.0 / s.emitters.len() as f32 } else { 0.0 }.to_bits());
-                }
+                    [if known { 1.0 / s.emitters.len() as f32 } else { 0.0 }.to_bits()]
+                })
             }),
             "Scene::environment" => externs.bind(name, move |_, out| out[0] = s.environment),
             "Scene::emitter_count" => externs.bind(name, move |_, out| out[0] = s.emitters.len() as u32),
             "shape_sample_position" => {
-                let order = field_order(program, name, &PS_FIELDS)?;
+                check_fields(program, name, &PS_FIELDS)?;
                 externs.bind_group(name, move |g| {
-                    for lane in g.active_lanes() {
+                    g.map_lanes(|a| {
                         let mut v = [0u32; 11];
-                        v[8] = g.arg(1, lane);
-                        if let Some(shape) = s.geometry.shapes().get(g.arg(0, lane) as usize) {
-                            let ps = shape.sample_position(Vec2::new(f(g.arg(2, lane)), f(g.arg(3, lane))));
+                        v[8] = a.get(1);
+                        if let Some(shape) = s.geometry.shapes().get(a.get(0) as usize) {
+                            let ps = shape.sample_position(Vec2::new(f(a.get(2)), f(a.get(3))));
                             for (i, x) in
                                 [ps.p.x, ps.p.y, ps.p.z, ps.n.x, ps.n.y, ps.n.z, ps.uv.x, ps.uv.y].iter().enumerate()
                             {
@@ -270,15 +251,15 @@ pub(crate) fn bind(
                             }
                             v[9] = ps.pdf.to_bits();
                         }
-                        set_fields(g, lane, &order, &v);
-                    }
+                        v
+                    })
                 })
             }
             "shape_pdf_position" => externs.bind_group(name, move |g| {
-                for lane in g.active_lanes() {
-                    let shape = s.geometry.shapes().get(g.arg(0, lane) as usize);
-                    g.set(0, lane, shape.map_or(0.0, |shape| shape.pdf_position()).to_bits());
-                }
+                g.map_lanes(|a| {
+                    let shape = s.geometry.shapes().get(a.get(0) as usize);
+                    [shape.map_or(0.0, |shape| shape.pdf_position()).to_bits()]
+                })
             }),
             other => {
                 return Err(HostError { function: other.to_owned(), message: "the runtime does not provide it".into() })

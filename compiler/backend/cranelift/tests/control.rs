@@ -563,8 +563,8 @@ fn extern_calls_per_active_lane() {
 }
 
 /// A group closure sees one call per lane group with the active lanes of the branch it is
-/// called from, reads arguments and writes results by (index, lane), and gets the same answers
-/// as the per-lane binding.
+/// called from, reads arguments and writes results by (index, lane) or lane by lane
+/// (`map_lanes`), and gets the same answers as the per-lane binding.
 #[test]
 fn group_externs_see_the_active_lanes_of_a_group() {
     let mut m = Module {
@@ -603,7 +603,7 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         &[],
         &[("affine", Arc::new(move |a: &[u32]| affine(a[0], a[1], a[2]).to_vec()))],
     );
-    for mode in Lanes::ALL {
+    for (mode, by_lane) in Lanes::ALL.into_iter().flat_map(|mode| [(mode, false), (mode, true)]) {
         let jit = Jit::compile(&m, mode).unwrap();
         let k = jit.function("grouped").unwrap();
         let calls = Arc::new(AtomicU32::new(0));
@@ -612,6 +612,13 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         let (c, r) = (calls.clone(), lanes_run.clone());
         ext.bind_group("affine", move |g| {
             c.fetch_add(1, Ordering::Relaxed);
+            if by_lane {
+                g.map_lanes(|a| {
+                    r.fetch_add(1, Ordering::Relaxed);
+                    affine(a.get(0), a.get(1), a.get(2))
+                });
+                return;
+            }
             for lane in g.active_lanes() {
                 r.fetch_add(1, Ordering::Relaxed);
                 let [x, flag] = affine(g.arg(0, lane), g.arg(1, lane), g.arg(2, lane));
@@ -753,6 +760,10 @@ fn errors_are_values() {
     assert!(matches!(k.call(&[1, 7, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
     // The thread's error state is reset by the next call.
     k.call(&[1, 2, 3, 4], &mut out, &[], &ext).unwrap();
+    // A group closure that writes more results than the extern has.
+    let mut ext = jit.externs();
+    ext.bind_group("host", |g| g.map_lanes(|a| [a.get(0), 0])).unwrap();
+    assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
 }
 
 #[test]
