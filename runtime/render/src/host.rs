@@ -269,3 +269,23 @@ pub(crate) fn bind(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Struct results are written in declaration order, so binding refuses a struct whose
+    /// fields are in another order (or are other fields) and names both lists.
+    #[test]
+    fn struct_results_must_be_declared_in_the_order_the_runtime_writes() {
+        let src = "struct Pair { b: f32, a: vec2 }\nextern fn probe() -> Pair;\nfn read() -> f32 { probe().b }\n";
+        let options = drs_sema::LoadOptions { stdlib_dir: Some(drs_sema::bundled_stdlib_dir()) };
+        let program = drs_lower::lower_source("probe.drs", src, &options).unwrap();
+        assert!(check_fields(&program, "probe", &["b", "a.x", "a.y"]).is_ok());
+        let err = check_fields(&program, "probe", &["a.x", "a.y", "b"]).unwrap_err();
+        assert_eq!(err.message, "returns the scalars (b, a.x, a.y), the runtime writes (a.x, a.y, b)");
+        assert!(check_fields(&program, "probe", &["b", "a.x"]).is_err());
+        let missing = check_fields(&program, "absent", &["b"]).unwrap_err();
+        assert_eq!(missing.message, "not declared by the stdlib");
+    }
+}

@@ -172,22 +172,14 @@ impl LaneGroup<'_> {
     /// surface interaction has 33) this is several times cheaper than [`LaneGroup::set`].
     ///
     /// # Panics
-    /// If the extern has fewer than `R` results (reported as [`Error::ExternPanicked`]).
+    /// If the extern has fewer than `R` results, or the group another lane count than compiled code
+    /// uses (1, 4 or 8); the trampoline reports either as [`Error::ExternPanicked`].
     pub fn map_lanes<const R: usize>(&mut self, mut f: impl FnMut(LaneArgs<'_>) -> [u32; R]) {
         match self.lanes {
             1 => self.map_lanes_of::<1, R>(f),
             4 => self.map_lanes_of::<4, R>(f),
             8 => self.map_lanes_of::<8, R>(f),
-            lanes => {
-                for lane in self.active_lanes() {
-                    let values = f(LaneArgs { args: self.args, lanes, lane });
-                    assert!(R * lanes <= self.results.len(), "{R} results written, the extern has fewer");
-                    for (result, bits) in values.into_iter().enumerate() {
-                        self.set(result, lane, bits);
-                    }
-                }
-                self.define();
-            }
+            lanes => panic!("a group of {lanes} lanes: compiled code calls with 1, 4 or 8"),
         }
     }
 
@@ -220,10 +212,6 @@ impl LaneArgs<'_> {
     #[inline]
     pub fn get(&self, param: usize) -> u32 {
         self.args[param * self.lanes + self.lane]
-    }
-
-    pub fn lane(&self) -> usize {
-        self.lane
     }
 }
 
