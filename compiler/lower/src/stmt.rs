@@ -39,12 +39,7 @@ impl FnLowerer<'_, '_> {
             Some(t) => self.tys(self.ty_of(t)?),
             None => Vec::new(),
         };
-        let mut declared = Vec::new();
-        let result = self.lower_stmts(&block.stmts, block.tail.as_deref(), &tail_types, &mut declared);
-        for slot in declared {
-            self.env.undeclare(slot);
-        }
-        result
+        self.lower_scoped(&block.stmts, block.tail.as_deref(), &tail_types, false)
     }
 
     /// Lowers the function's body, whose value is the function's result. In this tail position
@@ -53,44 +48,25 @@ impl FnLowerer<'_, '_> {
     /// `returned` flag or return-value slots, which every later branch would carry and merge
     /// (in vector code, a select per returned scalar). Other returns use the flag.
     pub(crate) fn lower_tail_block(&mut self, block: &Block, tys: &[drs_ir::Ty]) -> LResult<Vec<Value>> {
-        let mut declared = Vec::new();
         let (stmts, tail) = tail_parts(block);
-        let result = self.lower_tail_stmts(stmts, tail, tys, &mut declared);
-        for slot in declared {
-            self.env.undeclare(slot);
-        }
-        result
+        self.lower_scoped(stmts, tail, tys, true)
     }
 
-    fn lower_tail_stmts(
+    /// Statements and a tail whose bindings end with them; `function_tail`: in the function
+    /// body's tail position (see [`FnLowerer::lower_tail_block`]).
+    fn lower_scoped(
         &mut self,
         stmts: &[Stmt],
         tail: Option<&Expr>,
         tys: &[drs_ir::Ty],
-        declared: &mut Vec<SlotId>,
+        function_tail: bool,
     ) -> LResult<Vec<Value>> {
-        for (i, stmt) in stmts.iter().enumerate() {
-            if self.maybe_jumped {
-                // The rest runs only if no flagged jump happened, and is still in tail position.
-                return self.guarded(tys, |lw| lw.lower_tail_stmts(&stmts[i..], tail, tys, declared));
-            }
-            if let Some((cond, then)) = tail_returning_if(stmt) {
-                let c = self.lower_expr(cond)?[0];
-                let rest = &stmts[i + 1..];
-                return self.branch(
-                    c,
-                    tys,
-                    |lw| lw.lower_tail_block(then, tys),
-                    |lw| lw.lower_tail_stmts(rest, tail, tys, declared),
-                );
-            }
-            self.lower_stmt(stmt, declared)?;
+        let mut declared = Vec::new();
+        let result = self.lower_stmts(stmts, tail, tys, function_tail, &mut declared);
+        for slot in declared {
+            self.env.undeclare(slot);
         }
-        match tail {
-            Some(t) if self.maybe_jumped => self.guarded(tys, |lw| lw.lower_expr(t)),
-            Some(t) => self.lower_expr(t),
-            None => Ok(Vec::new()),
-        }
+        result
     }
 
     fn lower_stmts(
@@ -98,12 +74,24 @@ impl FnLowerer<'_, '_> {
         stmts: &[Stmt],
         tail: Option<&Expr>,
         tail_types: &[drs_ir::Ty],
+        function_tail: bool,
         declared: &mut Vec<SlotId>,
     ) -> LResult<Vec<Value>> {
         for (i, stmt) in stmts.iter().enumerate() {
             if self.maybe_jumped {
                 // The rest of the block runs only if no jump happened.
-                return self.guarded(tail_types, |lw| lw.lower_stmts(&stmts[i..], tail, tail_types, declared));
+                return self
+                    .guarded(tail_types, |lw| lw.lower_stmts(&stmts[i..], tail, tail_types, function_tail, declared));
+            }
+            if let Some((cond, then)) = tail_returning_if(stmt).filter(|_| function_tail) {
+                let c = self.lower_expr(cond)?[0];
+                let rest = &stmts[i + 1..];
+                return self.branch(
+                    c,
+                    tail_types,
+                    |lw| lw.lower_tail_block(then, tail_types),
+                    |lw| lw.lower_stmts(rest, tail, tail_types, true, declared),
+                );
             }
             self.lower_stmt(stmt, declared)?;
         }
