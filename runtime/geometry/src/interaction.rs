@@ -29,7 +29,7 @@ pub struct PrimitiveHit {
 
 /// Geometry of a surface point hit by a ray (Mitsuba `SurfaceInteraction3f`, without the
 /// BSDF and emitter lookups, which the runtime adds).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SurfaceInteraction {
     pub t: f32,
     pub p: Vec3,

@@ -166,7 +166,7 @@ impl Aabb {
 }
 
 /// An orthonormal basis with `n` as its third axis (Mitsuba's `Frame3f`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Frame {
     pub s: Vec3,
     pub t: Vec3,

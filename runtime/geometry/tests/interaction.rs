@@ -299,3 +299,73 @@ fn spawn_ray_offsets_along_the_normal_towards_the_direction() {
     assert_close(to.d.length(), 1.0, 1e-6);
     assert!(to.maxt < 2.0 && to.maxt > 1.99);
 }
+
+/// Every field of an interaction as bits, so that NaNs compare equal to themselves.
+fn interaction_bits(si: &SurfaceInteraction) -> Vec<u32> {
+    let f = si.sh_frame;
+    let floats = [si.t, si.uv.x, si.uv.y]
+        .into_iter()
+        .chain([si.p, si.n, f.s, f.t, f.n, si.dp_du, si.dp_dv, si.wi].into_iter().flat_map(|v| v.to_array()));
+    floats.map(f32::to_bits).chain([si.shape_index, si.prim_index]).collect()
+}
+
+/// `Geometry::surface_interactions` (four lanes at once) equals `surface_interaction` lane by
+/// lane, bit for bit, on every kind of shape: meshes with vertex normals, face normals, uvs,
+/// degenerate uvs (which fall back to `coordinate_system`) and mirrored transforms, spheres
+/// and disks, with lanes that missed in between.
+#[test]
+fn four_lane_interactions_equal_the_scalar_ones_bit_for_bit() {
+    let mut rng = Rng::new(0x5EED_4A11);
+    let mirrored =
+        transform(Mat4::from_translation(Vec3::new(0.0, 0.0, 6.0)) * Mat4::from_scale(Vec3::new(-2.0, 1.5, 1.0)));
+    let mut same_uvs = common::uv_sphere_mesh(Vec3::new(-5.0, 5.0, 0.0), 1.5, 5, 8);
+    same_uvs.uvs = Some(vec![Vec2::splat(0.25); same_uvs.positions.len()]);
+    let mut unit_uvs = common::uv_sphere_mesh(Vec3::new(0.0, -5.0, 1.0), 1.0, 4, 6);
+    unit_uvs.uvs = Some((0..unit_uvs.positions.len()).map(|_| rng.vec2()).collect());
+    let face_normals = MeshOptions { face_normals: true, ..MeshOptions::default() };
+    let flipped = MeshOptions { flip_normals: true, ..MeshOptions::default() };
+    let shapes: Vec<Shape> = vec![
+        TriangleMesh::new(
+            common::uv_sphere_mesh(Vec3::new(5.0, 5.0, 0.0), 2.0, 6, 10),
+            &Transform::IDENTITY,
+            face_normals,
+        )
+        .unwrap()
+        .into(),
+        TriangleMesh::new(common::uv_sphere_mesh(Vec3::new(5.0, -5.0, 0.0), 2.0, 6, 10), &Transform::IDENTITY, flipped)
+            .unwrap()
+            .into(),
+        TriangleMesh::new(same_uvs, &Transform::IDENTITY, MeshOptions::default()).unwrap().into(),
+        TriangleMesh::new(unit_uvs, &mirrored, MeshOptions::default()).unwrap().into(),
+        cube(&transform(Mat4::from_rotation_y(0.4) * Mat4::from_scale(Vec3::splat(1.2))), false).unwrap().into(),
+        rectangle(&mirrored, true).unwrap().into(),
+        Sphere::new(Vec3::new(-5.0, -5.0, 0.0), 1.5, &Transform::IDENTITY, false).unwrap().into(),
+        Disk::new(&transform(Mat4::from_translation(Vec3::new(0.0, 6.0, -3.0))), false).unwrap().into(),
+    ];
+    let geometry = Geometry::new(shapes).unwrap();
+    let (mut hits_seen, mut misses_seen) = (0, 0);
+    for _ in 0..2000 {
+        let rays: [Ray; 4] = std::array::from_fn(|_| {
+            let o = rng.vec3_in(-12.0, 12.0);
+            let target = rng.vec3_in(-7.0, 7.0);
+            Ray::new(o, (target - o) * rng.range(0.2, 3.0))
+        });
+        let hits = rays.each_ref().map(|ray| geometry.intersect(ray));
+        let quad = geometry.surface_interactions(&rays, &hits);
+        for (lane, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
+            match hit {
+                Some(hit) => {
+                    let expected = geometry.surface_interaction(ray, hit);
+                    assert_eq!(
+                        interaction_bits(&quad.lane(lane)),
+                        interaction_bits(&expected),
+                        "lane {lane} of {rays:?}"
+                    );
+                    hits_seen += 1;
+                }
+                None => misses_seen += 1,
+            }
+        }
+    }
+    assert!(hits_seen > 2000 && misses_seen > 500, "{hits_seen} hits, {misses_seen} misses");
+}

@@ -2,19 +2,22 @@
 //! BVH, emitter selection, shape sampling for area emitters, and the per-lane sample streams.
 //!
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
-//! patterns and returns that lane's results (most through [`LaneGroup::map_lanes`]; the rarely
-//! called ones one lane at a time through `Externs::bind`). Struct results are written in the
-//! field order of their `.drs` declaration, which binding checks by field name: a stdlib whose
-//! struct fields are reordered fails to bind instead of getting scrambled results. Handles out
-//! of range give the null answer; nothing here panics on kernel input.
+//! patterns and returns that lane's results (most through
+//! [`drs_cranelift::LaneGroup::map_lanes`]; the intersection four lanes at once through
+//! [`drs_cranelift::LaneGroup::map_quads`], so that their surface interactions are computed
+//! with vector instructions; the rarely called ones one lane at a time through
+//! `Externs::bind`). Struct results are written in the field order of their `.drs`
+//! declaration, which binding checks by field name: a stdlib whose struct fields are reordered
+//! fails to bind instead of getting scrambled results. Handles out of range give the null answer;
+//! nothing here panics on kernel input.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, LaneArgs};
+use drs_cranelift::{Externs, LaneArgs, Quad};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
-use drs_geometry::Ray;
+use drs_geometry::{Ray, SurfaceInteraction};
 use drs_lower::{FnLayout, LoweredProgram};
 
 use crate::link::NULL_HANDLE;
@@ -44,7 +47,7 @@ fn derive_stream(streams: &mut Vec<SampleStream>, handle: u32, derive: impl Fn(&
 }
 
 /// Fields of `SurfaceInteraction` (stdlib/types.drs) in declaration order, in which
-/// [`surface_interaction`] fills them.
+/// [`intersect_quad`] fills them.
 const SI_FIELDS: [&str; 33] = [
     "t",
     "time",
@@ -120,54 +123,64 @@ fn f(bits: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle): the ray
-/// (`o`, `d`, `maxt`) and its `time`.
-fn lane_ray(a: LaneArgs) -> (Ray, f32) {
+/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle: `o`, `d`,
+/// `maxt`, then `time`, which a ray test does not need).
+fn lane_ray(a: LaneArgs) -> Ray {
     let arg = |p: usize| f(a.get(1 + p));
     let vec3 = |p: usize| Vec3::new(arg(p), arg(p + 1), arg(p + 2));
-    (Ray::with_maxt(vec3(0), vec3(3), arg(6)), arg(7))
+    Ray::with_maxt(vec3(0), vec3(3), arg(6))
 }
 
-fn surface_interaction(scene: &SceneGeometry, ray: &Ray, time: f32) -> [u32; 33] {
-    let mut v = [0u32; 33];
-    let b = |x: f32| x.to_bits();
-    let put3 = |v: &mut [u32; 33], at: usize, x: Vec3| {
-        v[at] = b(x.x);
-        v[at + 1] = b(x.y);
-        v[at + 2] = b(x.z);
-    };
-    v[1] = b(time);
-    match scene.geometry.intersect(ray) {
-        Some(hit) => {
-            let si = scene.geometry.surface_interaction(ray, &hit);
-            v[0] = b(si.t);
-            put3(&mut v, 2, si.p);
-            put3(&mut v, 5, si.n);
-            v[8] = b(si.uv.x);
-            v[9] = b(si.uv.y);
-            put3(&mut v, 10, si.sh_frame.s);
-            put3(&mut v, 13, si.sh_frame.t);
-            put3(&mut v, 16, si.sh_frame.n);
-            put3(&mut v, 19, si.dp_du);
-            put3(&mut v, 22, si.dp_dv);
-            put3(&mut v, 25, si.wi);
-            v[28] = si.shape_index;
-            v[29] = si.prim_index;
-            let shape = si.shape_index as usize;
-            v[30] = scene.shape_bsdfs.get(shape).copied().unwrap_or(NULL_HANDLE);
-            v[31] = scene.shape_emitters.get(shape).copied().unwrap_or(NULL_HANDLE);
-            v[32] = 1;
-        }
-        None => {
-            // Mitsuba's miss: t = inf, wi = -d in world space, the environment as emitter.
-            v[0] = b(f32::INFINITY);
-            put3(&mut v, 25, -ray.d);
-            v[30] = NULL_HANDLE;
-            v[31] = scene.environment;
-            v[32] = 0;
+/// `Scene::intersect` for the four lanes of `quad`: each active lane's closest hit, their
+/// surface interactions computed together, written as the fields of `SurfaceInteraction` in
+/// declaration order ([`SI_FIELDS`]).
+fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad) {
+    let arg = |p: usize| quad.arg(1 + p).map(f);
+    let (o, d, maxt) = ([arg(0), arg(1), arg(2)], [arg(3), arg(4), arg(5)], arg(6));
+    let lane_vec3 = |c: &[[f32; 4]; 3], l: usize| Vec3::new(c[0][l], c[1][l], c[2][l]);
+    let rays: [Ray; 4] = std::array::from_fn(|l| Ray::with_maxt(lane_vec3(&o, l), lane_vec3(&d, l), maxt[l]));
+    let active = quad.active();
+    let hits = std::array::from_fn(|l| if active & (1 << l) != 0 { scene.geometry.intersect(&rays[l]) } else { None });
+    let mut si = scene.geometry.surface_interactions(&rays, &hits);
+    let mut handles = [[0; 4]; 3];
+    for (lane, hit) in hits.iter().enumerate() {
+        let [bsdf, emitter, valid] = &mut handles;
+        match hit {
+            Some(hit) => {
+                let shape = hit.shape_index as usize;
+                bsdf[lane] = scene.shape_bsdfs.get(shape).copied().unwrap_or(NULL_HANDLE);
+                emitter[lane] = scene.shape_emitters.get(shape).copied().unwrap_or(NULL_HANDLE);
+                valid[lane] = 1;
+            }
+            None => {
+                // Mitsuba's miss: t = inf, wi = -d in world space, the environment as emitter.
+                let ray = &rays[lane];
+                si.set_lane(
+                    lane,
+                    &SurfaceInteraction { t: f32::INFINITY, wi: -ray.d, ..SurfaceInteraction::default() },
+                );
+                (bsdf[lane], emitter[lane], valid[lane]) = (NULL_HANDLE, scene.environment, 0);
+            }
         }
     }
-    v
+    let time = quad.arg(8);
+    let floats = |quad: &mut Quad, first: usize, columns: &[[f32; 4]]| {
+        for (i, column) in columns.iter().enumerate() {
+            quad.set(first + i, column.map(f32::to_bits));
+        }
+    };
+    floats(quad, 0, &[si.t]);
+    quad.set(1, time);
+    floats(quad, 2, &si.p);
+    floats(quad, 5, &si.n);
+    floats(quad, 8, &si.uv);
+    floats(quad, 10, si.sh_frame.as_flattened());
+    floats(quad, 19, &si.dp_du);
+    floats(quad, 22, &si.dp_dv);
+    floats(quad, 25, &si.wi);
+    for (i, column) in [si.shape_index, si.prim_index].into_iter().chain(handles).enumerate() {
+        quad.set(28 + i, column);
+    }
 }
 
 /// Binds every host function the kernel declares.
@@ -203,15 +216,10 @@ pub(crate) fn bind(
             }),
             "Scene::intersect" => {
                 check_fields(program, name, &SI_FIELDS)?;
-                externs.bind_group(name, move |g| {
-                    g.map_lanes(|a| {
-                        let (ray, time) = lane_ray(a);
-                        surface_interaction(&s, &ray, time)
-                    })
-                })
+                externs.bind_group(name, move |g| g.map_quads(|quad| intersect_quad(&s, quad)))
             }
             "Scene::ray_test" => {
-                externs.bind_group(name, move |g| g.map_lanes(|a| [s.geometry.ray_test(&lane_ray(a).0) as u32]))
+                externs.bind_group(name, move |g| g.map_lanes(|a| [s.geometry.ray_test(&lane_ray(a)) as u32]))
             }
             "Scene::sample_emitter" => externs.bind_group(name, move |g| {
                 let n = s.emitters.len();

@@ -174,7 +174,7 @@ impl LaneGroup<'_> {
     /// # Panics
     /// If the extern has fewer than `R` results, or the group another lane count than compiled code
     /// uses (1, 4 or 8); the trampoline reports either as [`Error::ExternPanicked`].
-    pub fn map_lanes<const R: usize>(&mut self, mut f: impl FnMut(LaneArgs<'_>) -> [u32; R]) {
+    pub fn map_lanes<const R: usize>(&mut self, f: impl FnMut(LaneArgs<'_>) -> [u32; R]) {
         match self.lanes {
             1 => self.map_lanes_of::<1, R>(f),
             4 => self.map_lanes_of::<4, R>(f),
@@ -196,6 +196,82 @@ impl LaneGroup<'_> {
         }
         others.fill([0; L]);
         self.defined = true;
+    }
+
+    /// Runs `f` on the group four lanes at a time, for host functions that compute four lanes
+    /// with vector instructions: once for a group of 4 lanes, twice for 8 (skipping a half
+    /// without active lanes), and once for a scalar call, whose [`Quad`] repeats lane 0's
+    /// arguments in all four lanes and keeps only lane 0's results. Results that `f` does not
+    /// set are zero.
+    ///
+    /// # Panics
+    /// If the extern has more than 64 results, or the group another lane count than compiled
+    /// code uses (1, 4 or 8); the trampoline reports either as [`Error::ExternPanicked`].
+    pub fn map_quads(&mut self, mut f: impl FnMut(&mut Quad<'_>)) {
+        let lanes = self.lanes;
+        let firsts: &[usize] = match lanes {
+            1 | 4 => &[0],
+            8 => &[0, 4],
+            _ => panic!("a group of {lanes} lanes: compiled code calls with 1, 4 or 8"),
+        };
+        let results = self.results.len() / lanes;
+        assert!(results <= 64, "map_quads handles externs of up to 64 results, this one has {results}");
+        for &first in firsts {
+            let active = (self.active >> first) & 0b1111;
+            if active == 0 {
+                continue;
+            }
+            let mut quad = Quad { args: self.args, results: &mut *self.results, lanes, first, active, written: 0 };
+            f(&mut quad);
+            let mut unset = !quad.written & u64::MAX.checked_shr(64 - results as u32).unwrap_or(0);
+            while unset != 0 {
+                quad.set(unset.trailing_zeros() as usize, [0; 4]);
+                unset &= unset - 1;
+            }
+        }
+        self.defined = true;
+    }
+}
+
+/// Four lanes of a [`LaneGroup`] (see [`LaneGroup::map_quads`]): their arguments and results
+/// as arrays of four, which vector code loads and stores whole.
+pub struct Quad<'a> {
+    args: &'a [u32],
+    results: &'a mut [u32],
+    /// Lanes of the group, and the group's lane in this quad's lane 0.
+    lanes: usize,
+    first: usize,
+    active: u32,
+    /// Bit `r` is set once result `r` is.
+    written: u64,
+}
+
+impl Quad<'_> {
+    /// The lanes that run (bit `l` for lane `l` of the quad); the others' results are ignored.
+    pub fn active(&self) -> u32 {
+        self.active
+    }
+
+    /// Parameter `param` of the four lanes, as u32 bits.
+    #[inline]
+    pub fn arg(&self, param: usize) -> [u32; 4] {
+        let at = param * self.lanes + self.first;
+        match self.args.get(at..at + 4) {
+            Some(quad) if self.lanes > 1 => quad.try_into().expect("four lanes"),
+            _ => [self.args[at]; 4],
+        }
+    }
+
+    /// Sets result `result` of the four lanes to `values`.
+    #[inline]
+    pub fn set(&mut self, result: usize, values: [u32; 4]) {
+        let at = result * self.lanes + self.first;
+        if self.lanes == 1 {
+            self.results[at] = values[0];
+        } else {
+            self.results[at..at + 4].copy_from_slice(&values);
+        }
+        self.written |= 1 << result;
     }
 }
 

@@ -563,8 +563,9 @@ fn extern_calls_per_active_lane() {
 }
 
 /// A group closure sees one call per lane group with the active lanes of the branch it is
-/// called from, reads arguments and writes results by (index, lane) or lane by lane
-/// (`map_lanes`), and gets the same answers as the per-lane binding.
+/// called from, reads arguments and writes results by (index, lane), lane by lane
+/// (`map_lanes`) or four lanes at a time (`map_quads`, which zeroes results left unset), and
+/// gets the same answers as the per-lane binding.
 #[test]
 fn group_externs_see_the_active_lanes_of_a_group() {
     let mut m = Module {
@@ -603,7 +604,15 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         &[],
         &[("affine", Arc::new(move |a: &[u32]| affine(a[0], a[1], a[2]).to_vec()))],
     );
-    for (mode, by_lane) in Lanes::ALL.into_iter().flat_map(|mode| [(mode, false), (mode, true)]) {
+    #[derive(Clone, Copy, Debug)]
+    enum Style {
+        Indexed,
+        ByLane,
+        ByQuad,
+    }
+    for (mode, style) in
+        Lanes::ALL.into_iter().flat_map(|mode| [Style::Indexed, Style::ByLane, Style::ByQuad].map(|s| (mode, s)))
+    {
         let jit = Jit::compile(&m, mode).unwrap();
         let k = jit.function("grouped").unwrap();
         let calls = Arc::new(AtomicU32::new(0));
@@ -612,12 +621,27 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         let (c, r) = (calls.clone(), lanes_run.clone());
         ext.bind_group("affine", move |g| {
             c.fetch_add(1, Ordering::Relaxed);
-            if by_lane {
-                g.map_lanes(|a| {
-                    r.fetch_add(1, Ordering::Relaxed);
-                    affine(a.get(0), a.get(1), a.get(2))
-                });
-                return;
+            match style {
+                Style::ByLane => {
+                    return g.map_lanes(|a| {
+                        r.fetch_add(1, Ordering::Relaxed);
+                        affine(a.get(0), a.get(1), a.get(2))
+                    })
+                }
+                Style::ByQuad => {
+                    return g.map_quads(|q| {
+                        r.fetch_add(q.active().count_ones(), Ordering::Relaxed);
+                        let [x, k, flag] = [0, 1, 2].map(|p| q.arg(p));
+                        let out: [[u32; 2]; 4] = std::array::from_fn(|l| affine(x[l], k[l], flag[l]));
+                        q.set(0, out.map(|o| o[0]));
+                        let flags = out.map(|o| o[1]);
+                        // All-zero flags are left to the zeroing of unset results.
+                        if flags != [0; 4] {
+                            q.set(1, flags);
+                        }
+                    });
+                }
+                Style::Indexed => {}
             }
             for lane in g.active_lanes() {
                 r.fetch_add(1, Ordering::Relaxed);
@@ -632,12 +656,12 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         let mut results = vec![0u32; 2 * n];
         k.call_batch(n, &args, &mut results, &[], &ext).unwrap();
         for (l, w) in want.results.iter().enumerate() {
-            assert_eq!([results[l], results[n + l]], [w[0], w[1]], "{mode:?} lane {l}");
+            assert_eq!([results[l], results[n + l]], [w[0], w[1]], "{mode:?} {style:?} lane {l}");
         }
         let positive = lanes.iter().filter(|l| f32::from_bits(l[0]) > 0.0).count() as u32;
-        assert_eq!(lanes_run.load(Ordering::Relaxed), positive, "{mode:?}: lanes run");
+        assert_eq!(lanes_run.load(Ordering::Relaxed), positive, "{mode:?} {style:?}: lanes run");
         let groups = calls.load(Ordering::Relaxed) as usize;
-        assert!(groups <= n.div_ceil(mode.count()), "{mode:?}: {groups} calls for {n} lanes");
+        assert!(groups <= n.div_ceil(mode.count()), "{mode:?} {style:?}: {groups} calls for {n} lanes");
     }
 }
 
@@ -763,6 +787,9 @@ fn errors_are_values() {
     // A group closure that writes more results than the extern has.
     let mut ext = jit.externs();
     ext.bind_group("host", |g| g.map_lanes(|a| [a.get(0), 0])).unwrap();
+    assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
+    let mut ext = jit.externs();
+    ext.bind_group("host", |g| g.map_quads(|q| q.set(1, [0; 4]))).unwrap();
     assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
 }
 
