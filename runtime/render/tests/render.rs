@@ -140,6 +140,22 @@ fn renders_are_deterministic_whatever_the_thread_count() {
     assert_ne!(one.data(), run(2, 8).data(), "another seed gives other noise");
 }
 
+/// A sample's value does not depend on how many lanes run beside it: scalar, 4-lane and 8-lane
+/// kernels (whose host calls see one, one or two groups of four lanes) render the same image to
+/// the bit.
+#[test]
+fn renders_are_the_same_in_every_lane_mode() {
+    let scene = load("lang-examples/cornell_box.xml", &[("resx", "24"), ("resy", "16")]);
+    let run = |lanes| {
+        let options =
+            RenderOptions { spp: Some(4), seed: Some(3), threads: Some(1), lanes, ..RenderOptions::default() };
+        scene.render(&options).expect("renders")
+    };
+    let four = run(drs_render::Lanes::X4);
+    assert_eq!(four.data(), run(drs_render::Lanes::X1).data(), "scalar");
+    assert_eq!(four.data(), run(drs_render::Lanes::X8).data(), "8 lanes");
+}
+
 /// Parameters change between renders without recompiling: the kernel is the same object.
 #[test]
 fn parameters_change_without_recompiling() {
