@@ -108,7 +108,7 @@ impl Geometry {
 }
 
 /// A 3-vector of four lanes, with glam's `Vec3` operations in glam's order of evaluation.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct V3 {
     x: f32x4,
     y: f32x4,

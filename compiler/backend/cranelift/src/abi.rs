@@ -256,9 +256,10 @@ impl Quad<'_> {
     #[inline]
     pub fn arg(&self, param: usize) -> [u32; 4] {
         let at = param * self.lanes + self.first;
-        match self.args.get(at..at + 4) {
-            Some(quad) if self.lanes > 1 => quad.try_into().expect("four lanes"),
-            _ => [self.args[at]; 4],
+        if self.lanes == 1 {
+            [self.args[at]; 4]
+        } else {
+            self.args[at..at + 4].try_into().expect("four lanes")
         }
     }
 
