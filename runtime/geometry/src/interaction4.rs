@@ -94,7 +94,7 @@ impl Geometry {
             let Some(hit) = hit else { continue };
             match &self.shapes()[hit.shape_index as usize] {
                 Shape::Mesh(mesh) => triangles.gather(lane, mesh, ray, hit),
-                other => scalar[lane] = Some(other.surface_interaction(ray, hit)),
+                other => scalar[lane] = Some(analytic_interaction(other, ray, hit)),
             }
         }
         let mut out = triangles.interactions();
@@ -105,6 +105,14 @@ impl Geometry {
         }
         out
     }
+}
+
+/// The interaction of a sphere or disk hit, out of line: inlined, the analytic shapes' code
+/// sat between the mesh path's instructions and took instruction-cache space on every call.
+#[cold]
+#[inline(never)]
+fn analytic_interaction(shape: &Shape, ray: &Ray, hit: &Hit) -> SurfaceInteraction {
+    shape.surface_interaction(ray, hit)
 }
 
 /// A 3-vector of four lanes, with glam's `Vec3` operations in glam's order of evaluation.
