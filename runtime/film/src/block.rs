@@ -108,8 +108,8 @@ impl ImageBlock {
         let (stored_width, stored_height) = self.stored_size();
         if self.filter.is_box() {
             // The box filter covers exactly the pixel that contains the sample.
-            let x = pos[0].floor() as i64 - i64::from(self.tile.x);
-            let y = pos[1].floor() as i64 - i64::from(self.tile.y);
+            let x = floor_to_i64(pos[0]) - i64::from(self.tile.x);
+            let y = floor_to_i64(pos[1]) - i64::from(self.tile.y);
             if (0..i64::from(stored_width)).contains(&x) && (0..i64::from(stored_height)).contains(&y) {
                 self.accumulate(y as usize * stored_width as usize + x as usize, rgb, aovs, weight, 1.0);
             }
@@ -175,9 +175,23 @@ impl ImageBlock {
 /// The stored pixels `first..=last` whose centres lie within `radius` of `centre` (Mitsuba's
 /// `ceil(c - r) ..= floor(c + r)`), clipped to `0..extent`; `None` when that is empty.
 fn footprint(centre: f32, radius: f32, extent: u32) -> Option<std::ops::Range<usize>> {
-    let first = ((centre - radius).ceil() as i64).max(0);
-    let last = ((centre + radius).floor() as i64).min(i64::from(extent) - 1);
+    let first = ceil_to_i64(centre - radius).max(0);
+    let last = floor_to_i64(centre + radius).min(i64::from(extent) - 1);
     (first <= last).then(|| first as usize..last as usize + 1)
+}
+
+/// `x.floor() as i64` without a call of the C library's `floorf`, which baseline x86-64 (no
+/// rounding instruction) makes of `f32::floor`: the conversion rounds toward zero, so step down
+/// where it rounded up. Beyond the range of i64 it saturates as the cast does.
+fn floor_to_i64(x: f32) -> i64 {
+    let truncated = x as i64;
+    truncated.saturating_sub(i64::from(truncated as f32 > x))
+}
+
+/// `x.ceil() as i64`, as [`floor_to_i64`] computes the floor.
+fn ceil_to_i64(x: f32) -> i64 {
+    let truncated = x as i64;
+    truncated.saturating_add(i64::from((truncated as f32) < x))
 }
 
 /// The sum of the filter's weights over every pixel centre within its radius of `centre`,
@@ -206,7 +220,7 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
         }
     };
     if filter.is_box() {
-        let (x, y) = (pos[0].floor() as i64, pos[1].floor() as i64);
+        let (x, y) = (floor_to_i64(pos[0]), floor_to_i64(pos[1]));
         if (0..i64::from(image.width())).contains(&x) && (0..i64::from(image.height())).contains(&y) {
             add(x as usize, y as usize, 1.0);
         }
@@ -226,4 +240,28 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
         }
     }
     sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ceil_to_i64, floor_to_i64};
+
+    /// The footprint's rounding agrees with `floor` / `ceil` and a saturating cast everywhere:
+    /// at integers, just beside them, past 2^23 (where every f32 is an integer) and past i64.
+    #[test]
+    fn rounding_matches_the_standard_library() {
+        let mut values = vec![0.0, -0.0, f32::MIN_POSITIVE, -f32::MIN_POSITIVE, 1e30, -1e30, f32::MAX, f32::MIN];
+        for i in -70..70 {
+            let x = i as f32 * 0.25;
+            values.extend([x, x.next_up(), x.next_down()]);
+        }
+        for e in [22, 23, 24, 62, 63, 64] {
+            let x = (e as f32).exp2();
+            values.extend([x, x.next_up(), x.next_down(), -x, (-x).next_up(), (-x).next_down()]);
+        }
+        for x in values {
+            assert_eq!(floor_to_i64(x), x.floor() as i64, "floor of {x:e}");
+            assert_eq!(ceil_to_i64(x), x.ceil() as i64, "ceil of {x:e}");
+        }
+    }
 }
