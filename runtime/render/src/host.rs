@@ -1,5 +1,6 @@
 //! The host functions kernels call (`stdlib/runtime.drs`): ray tracing against the scene's
-//! BVH, emitter selection, shape sampling for area emitters, and the per-lane sample streams.
+//! BVH, shape sampling for area emitters, and the per-lane sample streams. (Emitter selection
+//! reads the scene's emitter table in compiled code: `link::EMITTER_TABLE_FUNCTIONS`.)
 //!
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
 //! patterns and returns that lane's results (most through
@@ -221,29 +222,6 @@ pub(crate) fn bind(
             "Scene::ray_test" => {
                 externs.bind_group(name, move |g| g.map_lanes(|a| [s.geometry.ray_test(&lane_ray(a)) as u32]))
             }
-            "Scene::sample_emitter" => externs.bind_group(name, move |g| {
-                let n = s.emitters.len();
-                g.map_lanes(|a| {
-                    let u = f(a.get(1));
-                    if n == 0 {
-                        [NULL_HANDLE, 0f32.to_bits(), u.to_bits()]
-                    } else {
-                        let scaled = u * n as f32;
-                        let index = (scaled as usize).min(n - 1);
-                        let reused = (scaled - index as f32).clamp(0.0, 1.0 - f32::EPSILON / 2.0);
-                        [s.emitters[index], (n as f32).to_bits(), reused.to_bits()]
-                    }
-                })
-            }),
-            "Scene::emitter_selection_pdf" => externs.bind_group(name, move |g| {
-                g.map_lanes(|a| {
-                    let emitter = a.get(1);
-                    let known = emitter != NULL_HANDLE && s.emitters.contains(&emitter);
-                    [if known { 1.0 / s.emitters.len() as f32 } else { 0.0 }.to_bits()]
-                })
-            }),
-            "Scene::environment" => externs.bind(name, move |_, out| out[0] = s.environment),
-            "Scene::emitter_count" => externs.bind(name, move |_, out| out[0] = s.emitters.len() as u32),
             "shape_sample_position" => {
                 check_fields(program, name, &PS_FIELDS)?;
                 externs.bind_group(name, move |g| {

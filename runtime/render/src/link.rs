@@ -40,20 +40,41 @@ pub fn handle(tag: u32, instance: u32) -> u32 {
 }
 
 /// The host functions the runtime provides to kernels (`stdlib/runtime.drs`).
-pub const HOST_FUNCTIONS: [&str; 12] = [
+pub const HOST_FUNCTIONS: [&str; 8] = [
     "Sampler::next_1d",
     "Sampler::next_2d",
     "Sampler::clone",
     "Sampler::split",
     "Scene::intersect",
     "Scene::ray_test",
-    "Scene::sample_emitter",
-    "Scene::emitter_selection_pdf",
-    "Scene::environment",
-    "Scene::emitter_count",
     "shape_sample_position",
     "shape_pdf_position",
 ];
+
+/// The `Scene` methods of `stdlib/runtime.drs` that only read the scene's emitter list: the
+/// linker writes them as IR over the [`EMITTER_TABLE`] buffer, so that compiled code reads
+/// these constants instead of calling the host for them (a host call costs compiled code the
+/// spilling of every live vector).
+pub const EMITTER_TABLE_FUNCTIONS: [&str; 4] =
+    ["Scene::sample_emitter", "Scene::emitter_selection_pdf", "Scene::environment", "Scene::emitter_count"];
+
+/// The buffer of the scene's emitter list (u32): the environment emitter's handle (or
+/// [`NULL_HANDLE`]), the number of emitters `n`, the selection probability `1 / n` as f32 bits
+/// (0 without emitters), then the `n` emitters' handles in selection order. `::` keeps the name
+/// apart from the parameter buffers (`{plugin}.{param}`).
+pub const EMITTER_TABLE: &str = "scene::emitters";
+
+/// The emitter table's contents for `emitters` (in selection order) and `environment`.
+pub fn emitter_table(emitters: &[u32], environment: u32) -> Vec<u32> {
+    let selection_pdf = if emitters.is_empty() { 0.0 } else { 1.0 / emitters.len() as f32 };
+    let header = [environment, emitters.len() as u32, selection_pdf.to_bits()];
+    header.into_iter().chain(emitters.iter().copied()).collect()
+}
+
+const TABLE_ENVIRONMENT: u32 = 0;
+const TABLE_COUNT: u32 = 1;
+const TABLE_SELECTION_PDF: u32 = 2;
+const TABLE_FIRST_EMITTER: u32 = 3;
 
 /// Why a scene's plugins cannot be linked into a kernel.
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +155,7 @@ enum ExternRole<'n> {
     Dispatch { kind: PluginKind, method: &'n str },
     Derivative { mode: Mode, primal: &'n str },
     Null,
+    EmitterTable,
     Host,
 }
 
@@ -145,6 +167,9 @@ fn role(name: &str) -> Option<ExternRole<'_>> {
     }
     if matches!(name, "null_bsdf" | "null_emitter" | "null_medium") {
         return Some(ExternRole::Null);
+    }
+    if EMITTER_TABLE_FUNCTIONS.contains(&name) {
+        return Some(ExternRole::EmitterTable);
     }
     if HOST_FUNCTIONS.contains(&name) {
         return Some(ExternRole::Host);
@@ -220,6 +245,10 @@ impl Linker<'_> {
         let g = match role(&decl.name) {
             Some(ExternRole::Host) => return Ok(None),
             Some(ExternRole::Null) => self.add_function(null_function(&decl)),
+            Some(ExternRole::EmitterTable) => {
+                let f = emitter_table_function(&mut self.module, &decl)?;
+                self.add_function(f)
+            }
             Some(ExternRole::Dispatch { kind, method }) => {
                 let f = self.dispatch(&decl, kind, method)?;
                 self.add_function(f)
@@ -317,6 +346,81 @@ fn zero(ty: Ty) -> Const {
     Const::from_bits(ty, 0)
 }
 
+/// One of [`EMITTER_TABLE_FUNCTIONS`] as reads of the emitter table: uniform selection among
+/// the scene's emitters, as Mitsuba's `Scene::sample_emitter` does. Handles reach compiled code
+/// only from the runtime, so a handle other than the null one is one of the scene's emitters.
+fn emitter_table_function(module: &mut Module, decl: &ExternDecl) -> Result<Function, LinkError> {
+    use Ty::{F32, U32};
+    let (params, results): (&[Ty], &[Ty]) = match decl.name.as_str() {
+        "Scene::sample_emitter" => (&[U32, F32], &[U32, F32, F32]),
+        "Scene::emitter_selection_pdf" => (&[U32, U32], &[F32]),
+        _ => (&[U32], &[U32]),
+    };
+    if decl.params != params || decl.results != results {
+        return Err(LinkError::Lowering(format!(
+            "`{}` is declared with another signature than the runtime's ({params:?} -> {results:?})",
+            decl.name
+        )));
+    }
+    let table = match module.buffers.iter().position(|b| b.name == EMITTER_TABLE) {
+        Some(b) => b as u32,
+        None => {
+            module.buffers.push(drs_ir::BufferDecl { name: EMITTER_TABLE.to_owned(), elem: U32 });
+            module.buffers.len() as u32 - 1
+        }
+    };
+    let mut f = Function::new(decl.name.clone());
+    let args: Vec<_> = params.iter().enumerate().map(|(i, &ty)| f.add_param(format!("a{i}"), ty)).collect();
+    f.result_types = results.to_vec();
+    let signatures = Signatures::of(module);
+    let mut b = Builder::new(&mut f, &signatures);
+    let entry = |b: &mut Builder, index: u32| {
+        let index = b.u32(index);
+        b.load(table, index)
+    };
+    let results = match decl.name.as_str() {
+        "Scene::environment" => vec![entry(&mut b, TABLE_ENVIRONMENT)],
+        "Scene::emitter_count" => vec![entry(&mut b, TABLE_COUNT)],
+        "Scene::emitter_selection_pdf" => {
+            let null = b.u32(NULL_HANDLE);
+            let known = b.cmp(CmpOp::Ne, args[1], null);
+            let pdf_bits = entry(&mut b, TABLE_SELECTION_PDF);
+            let pdf = b.bitcast(F32, pdf_bits);
+            let zero = b.f32(0.0);
+            vec![b.select(known, pdf, zero)]
+        }
+        _ => {
+            // The emitter at floor(u n) (the last for u n rounding up to n), u n minus that
+            // index clamped below 1 for reuse, and n as the reciprocal selection probability.
+            let u = args[1];
+            let count = entry(&mut b, TABLE_COUNT);
+            let count_f = b.convert(F32, count);
+            let scaled = b.mul(u, count_f);
+            let one = b.u32(1);
+            let last = b.sub(count, one);
+            let floor = b.convert(U32, scaled);
+            let index = b.binary(BinaryOp::Min, floor, last);
+            let first = b.u32(TABLE_FIRST_EMITTER);
+            let at = b.add(first, index);
+            let emitter = b.load(table, at);
+            let index_f = b.convert(F32, index);
+            let offset = b.sub(scaled, index_f);
+            let zero = b.f32(0.0);
+            let below_one = b.f32(1.0 - f32::EPSILON / 2.0);
+            let at_least_zero = b.binary(BinaryOp::Max, offset, zero);
+            let reused = b.binary(BinaryOp::Min, at_least_zero, below_one);
+            let zero_count = b.u32(0);
+            let none = b.cmp(CmpOp::Eq, count, zero_count);
+            let null = b.u32(NULL_HANDLE);
+            let emitter = b.select(none, null, emitter);
+            let reused = b.select(none, u, reused);
+            vec![emitter, count_f, reused]
+        }
+    };
+    b.finish(results);
+    Ok(f)
+}
+
 fn null_function(decl: &ExternDecl) -> Function {
     let mut f = Function::new(decl.name.clone());
     f.result_types = decl.results.clone();
@@ -325,4 +429,65 @@ fn null_function(decl: &ExternDecl) -> Function {
     let null = b.u32(NULL_HANDLE);
     b.finish(vec![null]);
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drs_interp::Interpreter;
+
+    /// Mitsuba's uniform emitter selection over `n` emitters for sample `u`: the index, the
+    /// reciprocal selection probability and the sample rescaled for reuse.
+    fn expected_selection(n: u32, u: f32) -> (Option<usize>, f32, f32) {
+        if n == 0 {
+            return (None, 0.0, u);
+        }
+        let scaled = u * n as f32;
+        let index = (scaled as usize).min(n as usize - 1);
+        (Some(index), n as f32, (scaled - index as f32).clamp(0.0, 1.0 - f32::EPSILON / 2.0))
+    }
+
+    /// The linker's emitter-table functions, run by the interpreter over tables of 0 to 5
+    /// emitters, give Mitsuba's selection bit for bit, also at the ends of [0, 1).
+    #[test]
+    fn emitter_table_functions_select_emitters_uniformly() {
+        let mut module = Module::default();
+        let signature = |name: &str, params: &[Ty], results: &[Ty]| ExternDecl {
+            name: name.to_owned(),
+            params: params.to_vec(),
+            results: results.to_vec(),
+        };
+        let decls = [
+            signature("Scene::sample_emitter", &[Ty::U32, Ty::F32], &[Ty::U32, Ty::F32, Ty::F32]),
+            signature("Scene::emitter_selection_pdf", &[Ty::U32, Ty::U32], &[Ty::F32]),
+            signature("Scene::environment", &[Ty::U32], &[Ty::U32]),
+            signature("Scene::emitter_count", &[Ty::U32], &[Ty::U32]),
+        ];
+        let [sample, pdf, environment, count] =
+            decls.map(|decl| emitter_table_function(&mut module, &decl).map(|f| module.add_function(f)).unwrap());
+        let wrong = signature("Scene::emitter_count", &[Ty::U32], &[Ty::F32]);
+        assert!(emitter_table_function(&mut module, &wrong).is_err());
+        assert_eq!(module.buffers.len(), 1, "one table for all four");
+
+        let samples = [0.0, 0.2, 0.25, 0.5, 0.75, 0.999, 1.0f32.next_down()];
+        for n in 0..=5u32 {
+            let handles: Vec<u32> = (0..n).map(|i| handle(i % 2, 10 + i)).collect();
+            let env = if n > 2 { handles[2] } else { NULL_HANDLE };
+            let mut interp = Interpreter::new(&module);
+            interp.buffers[0] = emitter_table(&handles, env);
+            assert_eq!(interp.call(environment, &[0]).unwrap(), [env]);
+            assert_eq!(interp.call(count, &[0]).unwrap(), [n]);
+            let selection_pdf = if n == 0 { 0.0 } else { 1.0 / n as f32 };
+            for h in &handles {
+                assert_eq!(interp.call(pdf, &[0, *h]).unwrap(), [selection_pdf.to_bits()]);
+            }
+            assert_eq!(interp.call(pdf, &[0, NULL_HANDLE]).unwrap(), [0]);
+            for u in samples {
+                let (index, inv_pdf, reused) = expected_selection(n, u);
+                let emitter = index.map_or(NULL_HANDLE, |i| handles[i]);
+                let got = interp.call(sample, &[0, u.to_bits()]).unwrap();
+                assert_eq!(got, [emitter, inv_pdf.to_bits(), reused.to_bits()], "{n} emitters, u = {u}");
+            }
+        }
+    }
 }

@@ -108,6 +108,11 @@ impl ParamStore {
         }
     }
 
+    /// Makes `bits` the whole content of buffer `name` (scene data kernels read, not a parameter).
+    pub(crate) fn set_buffer(&mut self, name: &str, bits: Vec<u32>) {
+        self.buffers.insert(name.to_owned(), bits.into_iter().map(AtomicU32::new).collect());
+    }
+
     pub(crate) fn add(&mut self, info: ParamInfo) {
         self.params.push(info);
     }

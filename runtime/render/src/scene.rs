@@ -18,7 +18,7 @@ use crate::aov::{parse_aovs, AovChannels, AOV_METHOD};
 use crate::image_tensor::load_image_tensor;
 use crate::kernel::Kernel;
 use crate::library::{tensor_file_param, PluginLibrary, RAW_PARAM, SHAPE_PARAM};
-use crate::link::{handle, LinkedTypes, MAX_INSTANCES, NULL_HANDLE};
+use crate::link::{emitter_table, handle, LinkedTypes, EMITTER_TABLE, MAX_INSTANCES, NULL_HANDLE};
 use crate::params::{ParamInfo, ParamStore, TensorBuffers};
 use crate::sensor::{default_fov_degrees, FovAxis, PerspectiveCamera};
 
@@ -29,8 +29,7 @@ pub struct SceneGeometry {
     /// Per shape: its BSDF's and area emitter's handles ([`NULL_HANDLE`] if none).
     pub shape_bsdfs: Vec<u32>,
     pub shape_emitters: Vec<u32>,
-    /// Every emitter (area ones included), for emitter sampling.
-    pub emitters: Vec<u32>,
+    /// What a ray that hits nothing sees: the environment emitter's handle or [`NULL_HANDLE`].
     pub environment: u32,
 }
 
@@ -223,9 +222,11 @@ impl<'a> SceneBuild<'a> {
 
         let geometry =
             Geometry::new(shapes).map_err(|e| error(root, format!("cannot build the scene geometry: {e}")))?;
+        // Every emitter (area ones included) for emitter sampling, which kernels read.
+        self.params.set_buffer(EMITTER_TABLE, emitter_table(&emitters, environment));
         Ok(Scene {
             library,
-            geometry: Arc::new(SceneGeometry { geometry, shape_bsdfs, shape_emitters, emitters, environment }),
+            geometry: Arc::new(SceneGeometry { geometry, shape_bsdfs, shape_emitters, environment }),
             nesting: self.nesting.values().copied().max().unwrap_or(0),
             types: self.types,
             params: self.params,
