@@ -233,10 +233,12 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
     else {
         return sum;
     };
+    // The filter is separable: evaluate it once per column, not once per pixel.
+    let weights_x: Vec<f32> = columns.clone().map(|x| filter.eval(x as f32 - centre_x)).collect();
     for y in rows {
         let weight_y = filter.eval(y as f32 - centre_y);
-        for x in columns.clone() {
-            add(x, y, filter.eval(x as f32 - centre_x) * weight_y);
+        for (x, &weight_x) in columns.clone().zip(&weights_x) {
+            add(x, y, weight_x * weight_y);
         }
     }
     sum
