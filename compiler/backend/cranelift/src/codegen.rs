@@ -447,6 +447,20 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().vconst(vec_ty(ty), c)
     }
 
+    /// Whether `v` is a vector constant with every bit zero.
+    fn is_zero_vector(&self, v: ir::Value) -> bool {
+        let dfg = &self.b.func.dfg;
+        match dfg.value_def(v) {
+            ir::ValueDef::Result(inst, _) => match dfg.insts[inst] {
+                ir::InstructionData::UnaryConst { opcode: ir::Opcode::Vconst, constant_handle } => {
+                    dfg.constants.get(constant_handle).as_slice().iter().all(|&byte| byte == 0)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     fn vconst_lanes(&mut self, lanes: [u32; 4]) -> ir::Value {
         let bytes: Vec<u8> = lanes.iter().flat_map(|b| b.to_le_bytes()).collect();
         let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
@@ -522,6 +536,13 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// Per-lane select under a mask (`i32x4`) for values of type `ty`.
     fn vselect(&mut self, mask: ir::Value, ty: Ty, a: ir::Value, b: ir::Value) -> ir::Value {
+        // Against zero, a select is the other operand with the mask (or its complement) applied:
+        // no zero vector, which Cranelift does not rematerialise but keeps in a spill slot.
+        let (zero_a, zero_b) = (self.is_zero_vector(a), self.is_zero_vector(b));
+        if zero_a || zero_b {
+            let m = if ty == Ty::F32 { self.b.ins().bitcast(types::F32X4, little(), mask) } else { mask };
+            return if zero_b { self.b.ins().band(a, m) } else { self.b.ins().band_not(b, m) };
+        }
         if self.env.blendv {
             // `blendv` reads each lane's top bit, which decides a lane mask as well as all its bits.
             if ty != Ty::F32 {
