@@ -145,7 +145,22 @@ impl ImageBlock {
         } else {
             1.0
         };
-        if scale != 0.0 {
+        if scale != 0.0 && self.aov_count == 0 {
+            // The usual case: four channels per pixel, so a footprint row is a slice of
+            // `[f32; 4]` that is bounds-checked once and updated with vector arithmetic.
+            let (pixels, _) = self.data.as_chunks_mut::<BASE_CHANNELS>();
+            let values = [rgb[0], rgb[1], rgb[2], weight];
+            for (y, &weight_y) in rows.zip(&weights_y) {
+                let start = y * stored_width as usize;
+                let row = &mut pixels[start + columns.start..start + columns.end];
+                for (pixel, &weight_x) in row.iter_mut().zip(&weights_x) {
+                    let filter_weight = weight_x * scale * weight_y;
+                    for (sum, value) in pixel.iter_mut().zip(values) {
+                        *sum += value * filter_weight;
+                    }
+                }
+            }
+        } else if scale != 0.0 {
             for (y, &weight_y) in rows.zip(&weights_y) {
                 for (x, &weight_x) in columns.clone().zip(&weights_x) {
                     let filter_weight = weight_x * scale * weight_y;

@@ -138,13 +138,14 @@ struct Strata {
 
 impl SampleStream {
     /// The next uniform number in `[0, 1)`.
+    // Inline, so that the independent case (a few instructions, drawn lane by lane for
+    // compiled code) costs no call; the stratified case stays out of line.
+    #[inline]
     pub fn next_1d(&mut self) -> f32 {
-        let Some(strata) = &mut self.strata else {
-            return self.rng.next_f32();
-        };
-        let stratum = permute(strata.sample, strata.count, strata.next_permutation_seed());
-        let jitter = jitter_units(&mut self.rng, strata.jitter);
-        point_in_stratum(stratum, strata.count, jitter)
+        match &mut self.strata {
+            None => self.rng.next_f32(),
+            Some(strata) => strata.next_1d(&mut self.rng),
+        }
     }
 
     /// A new stream whose numbers are unrelated to this one's, past and future, without
@@ -164,22 +165,34 @@ impl SampleStream {
     }
 
     /// The next uniform point in `[0, 1)²`.
+    #[inline]
     pub fn next_2d(&mut self) -> [f32; 2] {
-        let Some(strata) = &mut self.strata else {
-            return [self.rng.next_f32(), self.rng.next_f32()];
-        };
-        let cell = permute(strata.sample, strata.count, strata.next_permutation_seed());
-        let resolution = strata.resolution;
-        let jitter_x = jitter_units(&mut self.rng, strata.jitter);
-        let jitter_y = jitter_units(&mut self.rng, strata.jitter);
+        match &mut self.strata {
+            None => [self.rng.next_f32(), self.rng.next_f32()],
+            Some(strata) => strata.next_2d(&mut self.rng),
+        }
+    }
+}
+
+impl Strata {
+    #[inline(never)]
+    fn next_1d(&mut self, rng: &mut Pcg32) -> f32 {
+        let stratum = permute(self.sample, self.count, self.next_permutation_seed());
+        point_in_stratum(stratum, self.count, jitter_units(rng, self.jitter))
+    }
+
+    #[inline(never)]
+    fn next_2d(&mut self, rng: &mut Pcg32) -> [f32; 2] {
+        let cell = permute(self.sample, self.count, self.next_permutation_seed());
+        let resolution = self.resolution;
+        let jitter_x = jitter_units(rng, self.jitter);
+        let jitter_y = jitter_units(rng, self.jitter);
         [
             point_in_stratum(cell % resolution, resolution, jitter_x),
             point_in_stratum(cell / resolution, resolution, jitter_y),
         ]
     }
-}
 
-impl Strata {
     fn next_permutation_seed(&mut self) -> u32 {
         let seed = tea(self.permutation_seed, self.dimension, DIMENSION_KEY, TEA_ROUNDS).0;
         self.dimension = self.dimension.wrapping_add(1);

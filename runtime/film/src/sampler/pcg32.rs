@@ -22,11 +22,13 @@ impl Pcg32 {
         rng
     }
 
+    #[inline]
     fn step(&mut self) {
         self.state = self.state.wrapping_mul(MULTIPLIER).wrapping_add(self.increment);
     }
 
     /// The next 32 uniformly distributed bits.
+    #[inline]
     pub fn next_u32(&mut self) -> u32 {
         let old = self.state;
         self.step();
@@ -43,6 +45,7 @@ impl Pcg32 {
 
     /// A uniform float in `[0, 1)`: the top 24 bits of `next_u32` times 2^-24, so every value
     /// is exact and the largest is `1 - 2^-24`.
+    #[inline]
     pub fn next_f32(&mut self) -> f32 {
         (self.next_u32() >> 8) as f32 * F32_UNIT
     }
