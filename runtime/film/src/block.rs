@@ -1,7 +1,7 @@
 //! `ImageBlock`: the private accumulation buffer of one tile, with a border wide enough for the
 //! reconstruction filter, into which samples are splatted the way Mitsuba 3 does.
 
-use crate::{ReconstructionFilter, Tile};
+use crate::{ReconstructionFilter, Tile, MAX_FILTER_RADIUS};
 
 /// Position of the weight channel in a stored pixel: R, G, B, W, then the AOVs.
 pub(crate) const WEIGHT_CHANNEL: usize = 3;
@@ -218,6 +218,9 @@ fn footprint_weight(filter: &ReconstructionFilter, centre: f32) -> f32 {
     (0..count.max(0)).map(|i| filter.eval(first + i as f32 - centre)).sum()
 }
 
+/// The most pixels a filter footprint spans along one axis.
+const MAX_FOOTPRINT: usize = 2 * MAX_FILTER_RADIUS as usize + 1;
+
 /// The transpose of splatting a sample at `pos` (ignoring the block's clipping, within the
 /// film): the sum over the film pixels in its filter footprint of `image`'s RGB times the
 /// filter weight. With `image` = the adjoint of a developed film divided by each pixel's weight
@@ -248,8 +251,12 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
     else {
         return sum;
     };
-    // The filter is separable: evaluate it once per column, not once per pixel.
-    let weights_x: Vec<f32> = columns.clone().map(|x| filter.eval(x as f32 - centre_x)).collect();
+    // The filter is separable: evaluate it once per column, not once per pixel. A footprint
+    // spans at most 2r + 1 pixels, so the weights fit on the stack (no allocation per sample).
+    let mut weights_x = [0.0f32; MAX_FOOTPRINT];
+    for (weight, x) in weights_x.iter_mut().zip(columns.clone()) {
+        *weight = filter.eval(x as f32 - centre_x);
+    }
     for y in rows {
         let weight_y = filter.eval(y as f32 - centre_y);
         for (x, &weight_x) in columns.clone().zip(&weights_x) {
@@ -261,7 +268,32 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
 
 #[cfg(test)]
 mod tests {
-    use super::{ceil_to_i64, floor_to_i64};
+    use super::{ceil_to_i64, floor_to_i64, gather, MAX_FOOTPRINT};
+    use crate::{Image, ReconstructionFilter, MAX_FILTER_RADIUS};
+
+    /// With the widest filter accepted, a footprint spans `MAX_FOOTPRINT` columns and `gather`
+    /// sums all of them, as a direct sum over the image does.
+    #[test]
+    fn gather_covers_the_widest_footprint() {
+        let filter = ReconstructionFilter::gaussian(MAX_FILTER_RADIUS / 4.0).unwrap();
+        let (width, height) = (MAX_FOOTPRINT as u32 + 10, 3);
+        let image = Image::from_rgb(width, height, vec![1.0; (width * height * 3) as usize]).unwrap();
+        // Pixel centres fall on integers after the half-pixel shift, so the closed footprint
+        // reaches its largest width.
+        for filter in [filter, ReconstructionFilter::tent(MAX_FILTER_RADIUS).unwrap()] {
+            let pos = [70.5, 1.5];
+            let columns = (0..width).filter(|&x| (x as f32 - 70.0).abs() <= MAX_FILTER_RADIUS).count();
+            assert_eq!(columns, MAX_FOOTPRINT);
+            let expected: f32 = (0..height)
+                .flat_map(|y| (0..width).map(move |x| (x, y)))
+                .map(|(x, y)| filter.eval(x as f32 - 70.0) * filter.eval(y as f32 - 1.0))
+                .sum();
+            let got = gather(&filter, &image, pos);
+            for channel in got {
+                assert!((channel - expected).abs() <= 1e-4 * expected, "{channel} against {expected}");
+            }
+        }
+    }
 
     /// The footprint's rounding agrees with `floor` / `ceil` and a saturating cast everywhere:
     /// at integers, just beside them, past 2^23 (where every f32 is an integer) and past i64.
