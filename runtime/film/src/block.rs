@@ -275,12 +275,15 @@ mod tests {
     /// sums all of them, as a direct sum over the image does.
     #[test]
     fn gather_covers_the_widest_footprint() {
-        let filter = ReconstructionFilter::gaussian(MAX_FILTER_RADIUS / 4.0).unwrap();
         let (width, height) = (MAX_FOOTPRINT as u32 + 10, 3);
         let image = Image::from_rgb(width, height, vec![1.0; (width * height * 3) as usize]).unwrap();
+        let widest = [
+            ReconstructionFilter::gaussian(MAX_FILTER_RADIUS / 4.0).unwrap(),
+            ReconstructionFilter::tent(MAX_FILTER_RADIUS).unwrap(),
+        ];
         // Pixel centres fall on integers after the half-pixel shift, so the closed footprint
         // reaches its largest width.
-        for filter in [filter, ReconstructionFilter::tent(MAX_FILTER_RADIUS).unwrap()] {
+        for filter in widest {
             let pos = [70.5, 1.5];
             let columns = (0..width).filter(|&x| (x as f32 - 70.0).abs() <= MAX_FILTER_RADIUS).count();
             assert_eq!(columns, MAX_FOOTPRINT);
