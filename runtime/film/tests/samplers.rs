@@ -196,6 +196,26 @@ fn a_sample_replays_identically() {
 }
 
 #[test]
+fn streams_seeded_together_equal_streams_seeded_alone() {
+    let coordinates = [(0, 0), (1, 0), (123_456, 7), (u32::MAX, u32::MAX), (5, 15), (5, 16), (77, 3), (9, 1000)];
+    for sampler in samplers() {
+        for pass in [0, 2] {
+            let together = sampler.streams(coordinates.map(|c| c.0), coordinates.map(|c| c.1), pass);
+            for ((pixel, sample), mut stream) in coordinates.into_iter().zip(together) {
+                let alone = draw(&sampler, pixel, sample, pass);
+                let drawn: Vec<f32> = (0..20)
+                    .flat_map(|i| if i % 3 == 0 { stream.next_2d().to_vec() } else { vec![stream.next_1d()] })
+                    .collect();
+                assert_eq!(drawn, alone, "{sampler:?}, pixel {pixel}, sample {sample}, pass {pass}");
+            }
+            // Any width, three lanes say, gives the same streams.
+            let [a, b, c] = sampler.streams([0, 123_456, 9], [0, 7, 1000], pass);
+            assert_eq!([a, b, c], [0, 2, 7].map(|i| sampler.stream(coordinates[i].0, coordinates[i].1, pass)));
+        }
+    }
+}
+
+#[test]
 fn different_pixels_samples_passes_and_seeds_give_different_streams() {
     for kind_seed in [0, 1] {
         let sampler = Sampler::independent(64, kind_seed).unwrap();

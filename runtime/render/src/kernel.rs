@@ -50,20 +50,25 @@ impl Scene {
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `{method}` method", def.name)))?;
         let linked = crate::link::link(program, &self.types, self.nesting, sample, mode)
             .map_err(|e| RenderError::Link(e.to_string()))?;
-        // The linked module's entry is function 0, and stays so.
+        // The linked module's entry is function 0, and stays so through the optimisation.
         let entry = FuncId(0);
-        let module = drs_opt::prepare_kernel(&linked.module, OptLevel::Default, entry);
         // The integrator instance and the scene are the same in every lane; the host calls the
         // entry alone.
-        let name = module.function(entry).name.clone();
+        let name = linked.module.function(entry).name.clone();
         let options = Options::new(lanes).uniform(name.clone(), vec![true, true]).entry(name);
-        let jit =
-            KernelCache::global().get_or_compile(&module, &options).map_err(|e| RenderError::Compile(e.to_string()))?;
+        // Keyed on the linked module: a kernel in the cache costs no optimisation.
+        let level = OptLevel::Default;
+        let preparation = format!("drs_opt::prepare_kernel({level:?})");
+        let jit = KernelCache::global()
+            .get_or_prepare(&linked.module, preparation.as_bytes(), &options, |module| {
+                drs_opt::prepare_kernel(module, level, entry)
+            })
+            .map_err(|e| RenderError::Compile(e.to_string()))?;
         let mut externs = jit.externs();
-        crate::host::bind(&mut externs, &module.externs, program, self.geometry.clone())
+        crate::host::bind(&mut externs, jit.extern_decls(), program, self.geometry.clone())
             .map_err(|e| RenderError::Link(e.to_string()))?;
-        let kernel =
-            Arc::new(Kernel { jit, externs, buffers: module.buffers.iter().map(|b| b.name.clone()).collect(), entry });
+        let buffers = jit.buffers().iter().map(|b| b.name.clone()).collect();
+        let kernel = Arc::new(Kernel { jit, externs, buffers, entry });
         kernels.insert((lanes, mode), kernel.clone());
         Ok(kernel)
     }

@@ -18,6 +18,8 @@ use crate::scene::Scene;
 /// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
 pub(crate) const BATCH: usize = 256;
 pub(crate) const TILE_SIZE: u32 = 32;
+/// Sample streams seeded side by side (see [`Sampler::streams`]).
+const SEED_LANES: usize = 8;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
 pub(crate) const ARGS: usize = 11;
 /// Kernel results per lane: colour and the valid flag (then the AOV values, if any).
@@ -159,31 +161,38 @@ impl Scene {
             let args = &mut args[..ARGS * n];
             with_streams(|streams| {
                 streams.clear();
-                for lane in 0..n {
-                    let index = start + lane;
-                    let (x, y) = pixels[index / spp as usize];
-                    let mut stream = sampler.stream(y * width + x, (index % spp as usize) as u32, 0);
-                    let [dx, dy] = stream.next_2d();
-                    let pos = [x as f32 + dx, y as f32 + dy];
-                    positions[lane] = pos;
-                    let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
-                    let lane_args = [
-                        instance,
-                        0,
-                        lane as u32,
-                        ray.o.x.to_bits(),
-                        ray.o.y.to_bits(),
-                        ray.o.z.to_bits(),
-                        ray.d.x.to_bits(),
-                        ray.d.y.to_bits(),
-                        ray.d.z.to_bits(),
-                        ray.maxt.to_bits(),
-                        0f32.to_bits(),
-                    ];
-                    for (p, &a) in lane_args.iter().enumerate() {
-                        args[p * n + lane] = a;
+                for first in (0..n).step_by(SEED_LANES) {
+                    // The coordinates of up to SEED_LANES lanes (a short chunk repeats its last).
+                    let coordinates: [(u32, u32); SEED_LANES] = std::array::from_fn(|l| {
+                        let index = start + (first + l).min(n - 1);
+                        let (x, y) = pixels[index / spp as usize];
+                        (y * width + x, (index % spp as usize) as u32)
+                    });
+                    let chunk = sampler.streams(coordinates.map(|c| c.0), coordinates.map(|c| c.1), 0);
+                    for (lane, mut stream) in (first..n).zip(chunk) {
+                        let (x, y) = pixels[(start + lane) / spp as usize];
+                        let [dx, dy] = stream.next_2d();
+                        let pos = [x as f32 + dx, y as f32 + dy];
+                        positions[lane] = pos;
+                        let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
+                        let lane_args = [
+                            instance,
+                            0,
+                            lane as u32,
+                            ray.o.x.to_bits(),
+                            ray.o.y.to_bits(),
+                            ray.o.z.to_bits(),
+                            ray.d.x.to_bits(),
+                            ray.d.y.to_bits(),
+                            ray.d.z.to_bits(),
+                            ray.maxt.to_bits(),
+                            0f32.to_bits(),
+                        ];
+                        for (p, &a) in lane_args.iter().enumerate() {
+                            args[p * n + lane] = a;
+                        }
+                        streams.push(stream);
                     }
-                    streams.push(stream);
                 }
             });
             batch(n, args, &positions[..n])?;

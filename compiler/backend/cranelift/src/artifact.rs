@@ -59,8 +59,9 @@ impl Jit {
 
 impl KernelCache {
     /// [`Jit::from_artifact`] through the cache: the same `Arc` for the same artifact content
-    /// and lanes while in memory; an artifact without native code for this host is compiled
-    /// through [`KernelCache::get_or_compile`] (so it also uses the disk cache).
+    /// and lanes while in memory; an artifact without native code for this host is prepared
+    /// and compiled through [`KernelCache::get_or_prepare`] (so it also uses the disk cache,
+    /// and a hit there skips the preparation).
     pub fn get_or_load_artifact(&self, artifact: &Artifact, lanes: Lanes) -> Result<Arc<Jit>, Error> {
         let mut h = CacheKey::hasher(b"artifact")?;
         h.update(&artifact.content_hash());
@@ -69,7 +70,11 @@ impl KernelCache {
             if let Some(jit) = native_for_host(artifact, lanes).and_then(|n| n.load().ok()) {
                 return Ok(Arc::new(jit));
             }
-            self.get_or_compile(&prepare_artifact_module(artifact), &Options::new(lanes))
+            let level = opt_level(&artifact.opt);
+            let preparation = format!("drs_opt::prepare_for_backend({level:?})");
+            self.get_or_prepare(&artifact.module, preparation.as_bytes(), &Options::new(lanes), |module| {
+                drs_opt::prepare_for_backend(module, level)
+            })
         })
     }
 }

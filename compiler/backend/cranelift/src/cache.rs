@@ -6,6 +6,9 @@
 //! 2. the native code in the disk cache, loaded without compiling;
 //! 3. a fresh compilation, which is then written to the disk cache.
 //!
+//! [`KernelCache::get_or_prepare`] does the same for a module that an optimisation pipeline
+//! makes from a source module, keyed on the source: a hit skips the pipeline as well.
+//!
 //! Several threads asking for the same key at once compile it once: the others wait for it.
 //! Errors are not cached (the next request compiles again).
 //!
@@ -23,6 +26,7 @@
 use crate::native::{NativeModule, Target, NATIVE_FORMAT_VERSION};
 use crate::{Error, Jit, Options};
 use drs_ir::Module;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Write as _;
@@ -50,6 +54,19 @@ impl CacheKey {
             &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
         );
         h.update(&postcard::to_allocvec(module).expect("modules are serialisable"));
+        Ok(CacheKey(*h.finalize().as_bytes()))
+    }
+
+    /// The key of the module that the preparation named `preparation` makes from `source` (see
+    /// [`KernelCache::get_or_prepare`]), compiled with `options`.
+    pub fn of_prepared(source: &Module, preparation: &[u8], options: &Options) -> Result<CacheKey, Error> {
+        let mut h = CacheKey::hasher(b"prepared")?;
+        h.update(&(preparation.len() as u64).to_le_bytes());
+        h.update(preparation);
+        h.update(
+            &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
+        );
+        h.update(&postcard::to_allocvec(source).expect("modules are serialisable"));
         Ok(CacheKey(*h.finalize().as_bytes()))
     }
 
@@ -214,7 +231,25 @@ impl KernelCache {
     /// memory.
     pub fn get_or_compile(&self, module: &Module, options: &Options) -> Result<Arc<Jit>, Error> {
         let key = CacheKey::of(module, options)?;
-        self.get_or_insert_with(key, || self.load_or_compile(&key, module, options))
+        self.get_or_insert_with(key, || self.load_or_compile(&key, options, || Cow::Borrowed(module)))
+    }
+
+    /// The compiled form of `prepare(source)`, where `prepare` is a pipeline of passes that
+    /// `preparation` names together with its settings (an optimisation level, say): like
+    /// [`KernelCache::get_or_compile`] of that module, but keyed on `source` and `preparation`
+    /// ([`CacheKey::of_prepared`]), so that code found in memory or on disk costs no run of
+    /// `prepare`, which can take longer than loading the code. The key's build ID covers
+    /// drs-opt's sources, so a changed optimiser never reuses old code; a pipeline from
+    /// elsewhere must put its own version into `preparation`.
+    pub fn get_or_prepare(
+        &self,
+        source: &Module,
+        preparation: &[u8],
+        options: &Options,
+        prepare: impl FnOnce(&Module) -> Module,
+    ) -> Result<Arc<Jit>, Error> {
+        let key = CacheKey::of_prepared(source, preparation, options)?;
+        self.get_or_insert_with(key, || self.load_or_compile(&key, options, || Cow::Owned(prepare(source))))
     }
 
     /// The entry for `key`, made by `make` by exactly one of the threads that ask at once.
@@ -242,7 +277,13 @@ impl KernelCache {
         result
     }
 
-    fn load_or_compile(&self, key: &CacheKey, module: &Module, options: &Options) -> Result<Arc<Jit>, Error> {
+    /// The code of `key` from the disk cache, else compiled from the module `make` returns.
+    fn load_or_compile<'m>(
+        &self,
+        key: &CacheKey,
+        options: &Options,
+        make: impl FnOnce() -> Cow<'m, Module>,
+    ) -> Result<Arc<Jit>, Error> {
         let path = self.path_of(key);
         if let Some(path) = &path {
             match read_file(path, key) {
@@ -254,7 +295,7 @@ impl KernelCache {
                 Err(_) => bump(&self.counters.disk_rejected),
             }
         }
-        let native = NativeModule::compile(module, options)?;
+        let native = NativeModule::compile(&make(), options)?;
         bump(&self.counters.compiled);
         let jit = native.load()?;
         if let Some(path) = &path {

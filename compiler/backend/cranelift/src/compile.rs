@@ -235,7 +235,7 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         lanes: options.lanes,
         functions,
         externs: module.externs.clone(),
-        buffers: module.buffers.len() as u32,
+        buffers: module.buffers.clone(),
         align: blob.align,
         code: blob.code,
         relocs: blob.relocs,

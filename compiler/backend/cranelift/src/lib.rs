@@ -88,7 +88,7 @@ pub use cache::{CacheKey, CacheStats, KernelCache, CACHE_FORMAT_VERSION};
 pub use native::{NativeModule, Target, NATIVE_CODE_SUPPORTED, NATIVE_FORMAT_VERSION};
 
 use abi::{host_trampoline, per_lane, take_host_error, HostClosure, HostSlot};
-use drs_ir::{ExternDecl, FuncId, Module, Op, Region, Ty};
+use drs_ir::{BufferDecl, ExternDecl, FuncId, Module, Op, Region, Ty};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_void;
@@ -266,7 +266,7 @@ pub struct Jit {
     functions: Vec<CompiledFn>,
     externs: Vec<ExternDecl>,
     externs_fingerprint: u64,
-    buffers: usize,
+    buffers: Vec<BufferDecl>,
     _code: Code,
 }
 
@@ -413,6 +413,16 @@ impl Jit {
 
     pub fn lanes(&self) -> Lanes {
         self.lanes
+    }
+
+    /// The compiled module's buffers, in the order calls pass them.
+    pub fn buffers(&self) -> &[BufferDecl] {
+        &self.buffers
+    }
+
+    /// The compiled module's externs, in the order of their table ([`Jit::externs`]).
+    pub fn extern_decls(&self) -> &[ExternDecl] {
+        &self.externs
     }
 
     /// The callable function `name`; [`Error::UnknownFunction`] also for a function compiled
@@ -562,7 +572,7 @@ impl<'j> Kernel<'j> {
         };
         arity("args", info.params.len() * lanes, args.len())?;
         arity("results", info.results.len() * lanes, results.len())?;
-        arity("buffers", self.jit.buffers, buffers.len())?;
+        arity("buffers", self.jit.buffers.len(), buffers.len())?;
         if externs.fingerprint != self.jit.externs_fingerprint {
             return Err(Error::ExternMismatch);
         }

@@ -38,7 +38,7 @@ use crate::compile::host_isa;
 use crate::{fingerprint, Code, CompiledFn, Error, Jit, Lanes, Options};
 use cranelift_codegen::binemit::Reloc as ClReloc;
 use cranelift_codegen::isa::TargetIsa;
-use drs_ir::{ExternDecl, Module, Ty};
+use drs_ir::{BufferDecl, ExternDecl, Module, Ty};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::OnceLock;
@@ -46,7 +46,7 @@ use std::sync::OnceLock;
 /// Version of the serialised form of [`NativeModule`] and of the binary interface its code
 /// assumes (`abi.rs`: [`crate::Context`], [`crate::Buffer`], [`crate::ExternEntry`], host
 /// symbols). Bumped whenever any of them changes.
-pub const NATIVE_FORMAT_VERSION: u32 = 3;
+pub const NATIVE_FORMAT_VERSION: u32 = 4;
 /// Whether this host's architecture has native code (x86-64 and AArch64: the relocations the
 /// loader applies).
 pub const NATIVE_CODE_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
@@ -243,7 +243,7 @@ pub struct NativeModule {
     pub(crate) lanes: Lanes,
     pub(crate) functions: Vec<NativeFn>,
     pub(crate) externs: Vec<ExternDecl>,
-    pub(crate) buffers: u32,
+    pub(crate) buffers: Vec<BufferDecl>,
     /// The largest alignment a function needs (a power of two, at most a page).
     pub(crate) align: u32,
     pub(crate) code: Vec<u8>,
@@ -409,7 +409,7 @@ impl NativeModule {
             functions,
             externs: self.externs.clone(),
             externs_fingerprint: fingerprint(&self.externs),
-            buffers: self.buffers as usize,
+            buffers: self.buffers.clone(),
             _code: Code(exec),
         })
     }

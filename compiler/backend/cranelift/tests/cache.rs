@@ -1,9 +1,10 @@
 //! The kernel cache: one compilation per key, in memory and on disk, damaged files
 //! recompiled. Every test uses its own directory (never the user's cache).
 
-use drs_cranelift::{CacheKey, Error, Jit, KernelCache, Lanes, Options};
+use drs_cranelift::{Buffer, CacheKey, Error, Jit, KernelCache, Lanes, Options};
 use drs_ir::*;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 
 /// An empty scratch directory for this test.
@@ -179,4 +180,56 @@ fn errors_are_reported_to_every_caller_and_not_cached() {
     }
     assert_eq!(cache.stats().compiled, 0);
     assert_eq!(cache.stats().memory_hits, 0);
+}
+
+/// A prepared module is keyed on its source and the preparation's name: a hit, in memory or
+/// on disk, never runs the preparation, and the code keeps the prepared module's buffers and
+/// externs (which the preparation may have changed).
+#[test]
+fn prepared_modules_are_keyed_on_their_source() {
+    static PREPARED: AtomicU32 = AtomicU32::new(0);
+    /// Turns `module(2.0)` into `f(x) = x * 4 + 1` with a buffer and an extern.
+    fn prepare(source: &Module) -> Module {
+        PREPARED.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(source, &module(2.0));
+        let mut prepared = module(4.0);
+        prepared.buffers.push(BufferDecl { name: "weights".into(), elem: Ty::F32 });
+        prepared.externs.push(ExternDecl { name: "host".into(), params: vec![Ty::F32], results: vec![] });
+        prepared
+    }
+    let prepared = || PREPARED.load(Ordering::SeqCst);
+    let dir = scratch("prepared");
+    let options = Options::new(Lanes::X4);
+    let source = module(2.0);
+
+    let first = KernelCache::in_dir(&dir);
+    let fresh = first.get_or_prepare(&source, b"times two", &options, prepare).unwrap();
+    assert_eq!((prepared(), first.stats().compiled, first.stats().disk_writes), (1, 1, 1));
+    let again = first.get_or_prepare(&source, b"times two", &options, prepare).unwrap();
+    assert!(Arc::ptr_eq(&fresh, &again));
+
+    // Another process: loaded from disk, not prepared again.
+    let second = KernelCache::in_dir(&dir);
+    let loaded = second.get_or_prepare(&source, b"times two", &options, prepare).unwrap();
+    assert_eq!((prepared(), second.stats().compiled, second.stats().disk_hits), (1, 0, 1));
+    let mut weights = [0u32];
+    let buffers = [Buffer::from_mut(&mut weights)];
+    let mut out = [0u32; 4];
+    loaded.function("f").unwrap().call(&[2f32.to_bits(); 4], &mut out, &buffers, &loaded.externs()).unwrap();
+    assert_eq!(f32::from_bits(out[0]), 9.0);
+    for jit in [&fresh, &loaded] {
+        assert_eq!(jit.buffers(), [BufferDecl { name: "weights".into(), elem: Ty::F32 }]);
+        assert_eq!(jit.extern_decls().iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["host"]);
+    }
+
+    // Another preparation name, source or option is another key.
+    let key = |m: &Module, p: &[u8], o: &Options| CacheKey::of_prepared(m, p, o).unwrap();
+    let base = key(&source, b"times two", &options);
+    assert_ne!(base, key(&source, b"times three", &options));
+    assert_ne!(base, key(&module(2.5), b"times two", &options));
+    assert_ne!(base, key(&source, b"times two", &Options::new(Lanes::X8)));
+    assert_ne!(base, CacheKey::of(&source, &options).unwrap(), "a prepared key is not the source's own");
+    second.get_or_prepare(&source, b"times three", &options, prepare).unwrap();
+    assert_eq!(prepared(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -17,7 +17,7 @@ mod pcg32;
 pub use pcg32::Pcg32;
 
 use crate::FilmError;
-use hash::{permute, tea};
+use hash::{permute, tea, tea_lanes};
 use pcg32::F32_UNIT;
 
 const TEA_ROUNDS: u32 = 8;
@@ -83,22 +83,36 @@ impl Sampler {
     /// stratified sampler, sample indices `sample_count` and above repeat the strata of
     /// `sample % sample_count` (with different jitter).
     pub fn stream(&self, pixel: u32, sample: u32, pass: u32) -> SampleStream {
+        let [stream] = self.streams([pixel], [sample], pass);
+        stream
+    }
+
+    /// The streams of `N` samples of pass `pass` at once, lane `l` equal to
+    /// `stream(pixels[l], samples[l], pass)`: the seeding hashes run side by side, which is
+    /// several times cheaper per stream than one at a time.
+    pub fn streams<const N: usize>(&self, pixels: [u32; N], samples: [u32; N], pass: u32) -> [SampleStream; N] {
         let key = |half: [u32; 2]| [self.seed, pass, half[0], half[1]];
-        let (state_low, state_high) = tea(pixel, sample, key(STATE_KEY), TEA_ROUNDS);
-        let (stream_low, stream_high) = tea(pixel, sample, key(STREAM_KEY), TEA_ROUNDS);
-        let rng = Pcg32::new(join(state_low, state_high), join(stream_low, stream_high));
-        let strata = match self.kind {
-            SamplerKind::Independent => None,
-            SamplerKind::Stratified { jitter } => Some(Strata {
-                permutation_seed: tea(pixel, 0, key(PERMUTATION_KEY), TEA_ROUNDS).0,
-                dimension: 0,
-                sample: sample % self.sample_count,
-                count: self.sample_count,
-                resolution: self.sample_count.isqrt(),
-                jitter,
-            }),
+        let state = tea_lanes(pixels, samples, key(STATE_KEY), TEA_ROUNDS);
+        let stream = tea_lanes(pixels, samples, key(STREAM_KEY), TEA_ROUNDS);
+        let permutation_seeds = match self.kind {
+            SamplerKind::Independent => [0; N],
+            SamplerKind::Stratified { .. } => tea_lanes(pixels, [0; N], key(PERMUTATION_KEY), TEA_ROUNDS).0,
         };
-        SampleStream { rng, strata }
+        std::array::from_fn(|l| {
+            let rng = Pcg32::new(join(state.0[l], state.1[l]), join(stream.0[l], stream.1[l]));
+            let strata = match self.kind {
+                SamplerKind::Independent => None,
+                SamplerKind::Stratified { jitter } => Some(Strata {
+                    permutation_seed: permutation_seeds[l],
+                    dimension: 0,
+                    sample: samples[l] % self.sample_count,
+                    count: self.sample_count,
+                    resolution: self.sample_count.isqrt(),
+                    jitter,
+                }),
+            };
+            SampleStream { rng, strata }
+        })
     }
 }
 
