@@ -162,15 +162,14 @@ impl Scene {
             with_streams(|streams| {
                 streams.clear();
                 for first in (0..n).step_by(SEED_LANES) {
-                    // The coordinates of up to SEED_LANES lanes (a short chunk repeats its last).
-                    let coordinates: [(u32, u32); SEED_LANES] = std::array::from_fn(|l| {
+                    // The pixel and sample index of up to SEED_LANES lanes (a short chunk
+                    // repeats its last).
+                    let samples: [((u32, u32), u32); SEED_LANES] = std::array::from_fn(|l| {
                         let index = start + (first + l).min(n - 1);
-                        let (x, y) = pixels[index / spp as usize];
-                        (y * width + x, (index % spp as usize) as u32)
+                        (pixels[index / spp as usize], (index % spp as usize) as u32)
                     });
-                    let chunk = sampler.streams(coordinates.map(|c| c.0), coordinates.map(|c| c.1), 0);
-                    for (lane, mut stream) in (first..n).zip(chunk) {
-                        let (x, y) = pixels[(start + lane) / spp as usize];
+                    let chunk = sampler.streams(samples.map(|((x, y), _)| y * width + x), samples.map(|s| s.1), 0);
+                    for ((lane, ((x, y), _)), mut stream) in (first..n).zip(samples).zip(chunk) {
                         let [dx, dy] = stream.next_2d();
                         let pos = [x as f32 + dx, y as f32 + dy];
                         positions[lane] = pos;
