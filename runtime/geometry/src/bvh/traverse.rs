@@ -21,26 +21,30 @@ use crate::triangle::{intersect_packet, RayShear, PACKET};
 const ROBUST_FAR_SCALE: f32 = 1.0 + 2.0 * (3.0 * EPS / (1.0 - 3.0 * EPS));
 const EPS: f32 = f32::EPSILON / 2.0;
 
-/// The per-ray part of the box test.
+/// The per-ray part of the box test, with the origin and reciprocal direction broadcast to
+/// the four children's lanes once per ray instead of at every node.
 struct RayBoxes {
-    origin: [f32; 3],
-    inv_dir: [f32; 3],
-    /// Per axis: whether the ray goes towards −, so that the box's max plane is the near one.
-    negative: [bool; 3],
+    origin: [f32x4; 3],
+    inv_dir: [f32x4; 3],
+    /// Per axis, the index in `Node::bounds[axis]` of the near planes: 1 (the maxima) when the
+    /// ray goes towards −, else 0.
+    near: [usize; 3],
 }
 
 impl RayBoxes {
     fn new(ray: &Ray) -> RayBoxes {
-        let d = ray.d.to_array();
-        let inv_dir = d.map(|c| {
-            let inv = 1.0 / c;
-            if inv.is_finite() {
-                inv
-            } else {
-                f32::MAX.copysign(c)
-            }
-        });
-        RayBoxes { origin: ray.o.to_array(), inv_dir, negative: inv_dir.map(|i| i < 0.0) }
+        // The three reciprocals at once (the fourth lane is padding).
+        let d = f32x4::from([ray.d.x, ray.d.y, ray.d.z, 1.0]);
+        let inv = f32x4::ONE / d;
+        let huge = (d & f32x4::splat(-0.0)) | f32x4::splat(f32::MAX);
+        let inv = inv.abs().simd_lt(f32x4::splat(f32::INFINITY)).select(inv, huge);
+        let negative = inv.simd_lt(f32x4::ZERO).to_bitmask();
+        let inv = inv.to_array();
+        RayBoxes {
+            origin: [ray.o.x, ray.o.y, ray.o.z].map(f32x4::splat),
+            inv_dir: [inv[0], inv[1], inv[2]].map(f32x4::splat),
+            near: [0, 1, 2].map(|axis| (negative >> axis) as usize & 1),
+        }
     }
 
     /// Entry distances of the children of `node` and whether each overlaps `[0, maxt]`, as
@@ -49,9 +53,10 @@ impl RayBoxes {
     #[inline(always)]
     fn children(&self, node: &Node, maxt: f32) -> ([f32; WIDTH], u32) {
         let slab = |axis: usize| {
-            let [min, max] = &node.bounds[axis];
-            let (near, far) = if self.negative[axis] { (max, min) } else { (min, max) };
-            let (o, inv) = (f32x4::splat(self.origin[axis]), f32x4::splat(self.inv_dir[axis]));
+            // `& 1` shows the compiler that both indices are in bounds.
+            let near = self.near[axis] & 1;
+            let (near, far) = (&node.bounds[axis][near], &node.bounds[axis][near ^ 1]);
+            let (o, inv) = (self.origin[axis], self.inv_dir[axis]);
             ((f32x4::from(*near) - o) * inv, (f32x4::from(*far) - o) * inv)
         };
         let ((near_x, far_x), (near_y, far_y), (near_z, far_z)) = (slab(0), slab(1), slab(2));
