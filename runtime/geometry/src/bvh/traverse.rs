@@ -13,7 +13,7 @@ use wide::f32x4;
 
 use super::{Bvh, LeafPacket, Node, NodeRef, ANALYTIC, MAX_DEPTH, WIDTH};
 use crate::interaction::Hit;
-use crate::math::{Ray, Vec2};
+use crate::math::{Ray, Vec2, Vec3};
 use crate::shape::Shape;
 use crate::triangle::{intersect_packet, RayShear, PACKET};
 
@@ -134,9 +134,10 @@ impl Bvh {
         let Some((root, _)) = self.root else { return };
         let boxes = RayBoxes::new(ray);
         let mut maxt = ray.maxt;
-        // Non-finite rays miss: the box tests rely on finite origins and directions.
-        let finite = ray.o.is_finite() && ray.d.is_finite();
-        if !finite || maxt.is_nan() || maxt < 0.0 {
+        // Non-finite rays miss: the box tests rely on finite origins and directions. (All six
+        // components checked with two vector comparisons.)
+        let finite = |v: Vec3| f32x4::from([v.x, v.y, v.z, 0.0]).abs().simd_lt(f32x4::splat(f32::INFINITY));
+        if (finite(ray.o) & finite(ray.d)).to_bitmask() != 0b1111 || maxt.is_nan() || maxt < 0.0 {
             return;
         }
         let shear = RayShear::new(ray);
