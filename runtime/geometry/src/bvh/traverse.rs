@@ -1,5 +1,5 @@
-//! Single-ray traversal: closest hit (children visited nearest first) and any hit (in slot
-//! order), over `[0, maxt]`.
+//! Single-ray traversal: closest hit and any hit, over `[0, maxt]`, children visited nearest
+//! first.
 //!
 //! Box tests use the precomputed reciprocal direction and pick near and far planes by its
 //! sign. A zero (or denormal) direction component gets a huge finite reciprocal instead of
@@ -81,7 +81,7 @@ struct LeafHit {
 impl Bvh {
     pub(crate) fn intersect(&self, shapes: &[Shape], ray: &Ray) -> Option<Hit> {
         let mut closest: Option<LeafHit> = None;
-        self.traverse::<true>(ray, |first, packets, shear, mut maxt| {
+        self.traverse(ray, |first, packets, shear, mut maxt| {
             for (i, packet) in packets.iter().enumerate() {
                 let hits = intersect_packet(shear, &packet.triangles, maxt);
                 // Slot by slot, so that of equally distant hits the last wins, as in a
@@ -115,7 +115,7 @@ impl Bvh {
 
     pub(crate) fn ray_test(&self, shapes: &[Shape], ray: &Ray) -> bool {
         let mut found = false;
-        self.traverse::<false>(ray, |_, packets, shear, maxt| {
+        self.traverse(ray, |_, packets, shear, maxt| {
             found = packets.iter().any(|packet| {
                 intersect_packet(shear, &packet.triangles, maxt).hit != 0
                     || set_bits(packet.analytic)
@@ -126,16 +126,11 @@ impl Bvh {
         found
     }
 
-    /// Visits the leaves the ray reaches: nearer children first when `NEAREST_FIRST` (for the
-    /// closest hit, whose shrinking `maxt` then culls more), else in slot order (for any hit,
-    /// which stops at the first). `visit_leaf` gets the index of the leaf's first packet, its
-    /// packets and the current `maxt`, and returns the new `maxt` and whether to stop.
+    /// Visits the leaves the ray reaches, nearer children first. `visit_leaf` gets the index
+    /// of the leaf's first packet, its packets and the current `maxt`, and returns the new
+    /// `maxt` and whether to stop.
     #[inline(always)]
-    fn traverse<const NEAREST_FIRST: bool>(
-        &self,
-        ray: &Ray,
-        mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool),
-    ) {
+    fn traverse(&self, ray: &Ray, mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool)) {
         let Some((root, _)) = self.root else { return };
         let boxes = RayBoxes::new(ray);
         let mut maxt = ray.maxt;
@@ -165,46 +160,29 @@ impl Bvh {
             } else {
                 let node = &self.nodes[current.index as usize];
                 let (t_near, hit) = boxes.children(node, maxt);
-                if !NEAREST_FIRST {
-                    // The first hit child now, the others on the stack. (Sorting them cost any-hit
-                    // rays 10% more instructions in the Cornell box.)
-                    if hit != 0 {
-                        let mut rest = hit & (hit - 1);
-                        while rest != 0 {
-                            let c = rest.trailing_zeros() as usize;
-                            stack_t[len].write(t_near[c]);
-                            stack_node[len].write(node.children[c]);
-                            len += 1;
-                            rest &= rest - 1;
+                // The hit children's slots sorted by entry distance (insertion sort of at most 4).
+                let mut order = [0usize; WIDTH];
+                let mut count = 0;
+                for c in 0..WIDTH {
+                    if hit & (1 << c) != 0 {
+                        let mut j = count;
+                        while j > 0 && t_near[order[j - 1]] > t_near[c] {
+                            order[j] = order[j - 1];
+                            j -= 1;
                         }
-                        current = node.children[hit.trailing_zeros() as usize];
-                        continue;
+                        order[j] = c;
+                        count += 1;
                     }
-                } else {
-                    // The hit children's slots sorted by entry distance (insertion sort of at most 4).
-                    let mut order = [0usize; WIDTH];
-                    let mut count = 0;
-                    for c in 0..WIDTH {
-                        if hit & (1 << c) != 0 {
-                            let mut j = count;
-                            while j > 0 && t_near[order[j - 1]] > t_near[c] {
-                                order[j] = order[j - 1];
-                                j -= 1;
-                            }
-                            order[j] = c;
-                            count += 1;
-                        }
+                }
+                if count > 0 {
+                    // Visit the nearest now; the others wait on the stack, nearest on top.
+                    for &c in order[1..count].iter().rev() {
+                        stack_t[len].write(t_near[c]);
+                        stack_node[len].write(node.children[c]);
+                        len += 1;
                     }
-                    if count > 0 {
-                        // Visit the nearest now; the others wait on the stack, nearest on top.
-                        for &c in order[1..count].iter().rev() {
-                            stack_t[len].write(t_near[c]);
-                            stack_node[len].write(node.children[c]);
-                            len += 1;
-                        }
-                        current = node.children[order[0]];
-                        continue;
-                    }
+                    current = node.children[order[0]];
+                    continue;
                 }
             }
             // Pop the next subtree that may still hold something closer than `maxt`.
