@@ -151,7 +151,7 @@ impl ImageBlock {
             // The usual case: four channels per pixel, so a footprint row is a slice of
             // `[f32; 4]` that is bounds-checked once, and each pixel is one vector update.
             // (Written with plain arrays, the compiler vectorised across four pixels instead,
-            // transposing their channels in and out: three times the instructions.)
+            // transposing their channels in and out: twice the instructions.)
             let (pixels, _) = self.data.as_chunks_mut::<BASE_CHANNELS>();
             let values = f32x4::from([rgb[0], rgb[1], rgb[2], weight]);
             for (y, &weight_y) in rows.zip(&weights_y) {

@@ -19,7 +19,7 @@ const BIN_COUNT: usize = 16;
 /// binary split costs about a tenth of a packet. With a cost near one, any four primitives
 /// became one leaf whatever their layout: two walls of a room made a leaf whose box spans the
 /// room, which every ray inside it tested (2.6 packets per ray in the Cornell box against
-/// 1.3 now; large meshes build the same trees as before).
+/// 1.3 now; a large mesh gets 8% more nodes, and its rays visit about as many as before).
 const TRAVERSAL_COST: f32 = 0.1;
 const INTERSECTION_COST: f32 = 1.0;
 /// A node with more primitives is always split (when its primitives can be told apart).

@@ -36,6 +36,7 @@ impl RayBoxes {
         // The three reciprocals at once (the fourth lane is padding).
         let d = f32x4::from([ray.d.x, ray.d.y, ray.d.z, 1.0]);
         let inv = f32x4::ONE / d;
+        // Where the reciprocal is not finite, f32::MAX with the component's sign (see above).
         let huge = (d & f32x4::splat(-0.0)) | f32x4::splat(f32::MAX);
         let inv = inv.abs().simd_lt(f32x4::splat(f32::INFINITY)).select(inv, huge);
         let negative = inv.simd_lt(f32x4::ZERO).to_bitmask();
