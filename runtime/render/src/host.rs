@@ -164,24 +164,24 @@ fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad) {
             }
         }
     }
-    let time = quad.arg(8);
-    let floats = |quad: &mut Quad, first: usize, columns: &[[f32; 4]]| {
-        for (i, column) in columns.iter().enumerate() {
-            quad.set(first + i, column.map(f32::to_bits));
+    // The columns in `SI_FIELDS` order, handed over with one copy.
+    let mut columns = [[0u32; 4]; SI_FIELDS.len()];
+    let floats = |columns: &mut [[u32; 4]], values: &[[f32; 4]]| {
+        for (column, value) in columns.iter_mut().zip(values) {
+            *column = value.map(f32::to_bits);
         }
     };
-    floats(quad, 0, &[si.t]);
-    quad.set(1, time);
-    floats(quad, 2, &si.p);
-    floats(quad, 5, &si.n);
-    floats(quad, 8, &si.uv);
-    floats(quad, 10, si.sh_frame.as_flattened());
-    floats(quad, 19, &si.dp_du);
-    floats(quad, 22, &si.dp_dv);
-    floats(quad, 25, &si.wi);
-    for (i, column) in [si.shape_index, si.prim_index].into_iter().chain(handles).enumerate() {
-        quad.set(28 + i, column);
-    }
+    floats(&mut columns[0..1], &[si.t]);
+    columns[1] = quad.arg(8);
+    floats(&mut columns[2..5], &si.p);
+    floats(&mut columns[5..8], &si.n);
+    floats(&mut columns[8..10], &si.uv);
+    floats(&mut columns[10..19], si.sh_frame.as_flattened());
+    floats(&mut columns[19..22], &si.dp_du);
+    floats(&mut columns[22..25], &si.dp_dv);
+    floats(&mut columns[25..28], &si.wi);
+    columns[28..].copy_from_slice(&[si.shape_index, si.prim_index, handles[0], handles[1], handles[2]]);
+    quad.set_columns(0, &columns);
 }
 
 /// Binds every host function the kernel declares.

@@ -266,13 +266,32 @@ impl Quad<'_> {
     /// Sets result `result` of the four lanes to `values`.
     #[inline]
     pub fn set(&mut self, result: usize, values: [u32; 4]) {
-        let at = result * self.lanes + self.first;
-        if self.lanes == 1 {
-            self.results[at] = values[0];
-        } else {
-            self.results[at..at + 4].copy_from_slice(&values);
+        self.set_columns(result, &[values]);
+    }
+
+    /// Sets results `first..first + columns.len()` of the four lanes, one column of four per
+    /// result. For a group of four lanes, whose results sit column after column, this is one
+    /// copy: an extern with many results (a surface interaction has 33) should write them
+    /// all with one call rather than with [`Quad::set`] each.
+    #[inline]
+    pub fn set_columns(&mut self, first: usize, columns: &[[u32; 4]]) {
+        let end = first + columns.len();
+        match self.lanes {
+            // map_quads runs a group of four lanes as one quad: `self.first` is 0.
+            4 => self.results[first * 4..end * 4].copy_from_slice(columns.as_flattened()),
+            1 => {
+                for (result, column) in self.results[first..end].iter_mut().zip(columns) {
+                    *result = column[0];
+                }
+            }
+            lanes => {
+                let rows = self.results[first * lanes..end * lanes].chunks_exact_mut(lanes);
+                for (row, column) in rows.zip(columns) {
+                    row[self.first..self.first + 4].copy_from_slice(column);
+                }
+            }
         }
-        self.written |= 1 << result;
+        self.written |= u64::MAX.checked_shr(64 - columns.len() as u32).unwrap_or(0) << first;
     }
 }
 
