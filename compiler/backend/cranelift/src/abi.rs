@@ -277,8 +277,10 @@ impl Quad<'_> {
     pub fn set_columns(&mut self, first: usize, columns: &[[u32; 4]]) {
         let end = first + columns.len();
         match self.lanes {
-            // map_quads runs a group of four lanes as one quad: `self.first` is 0.
-            4 => self.results[first * 4..end * 4].copy_from_slice(columns.as_flattened()),
+            4 => {
+                debug_assert_eq!(self.first, 0, "map_quads runs a group of four lanes as one quad");
+                self.results[first * 4..end * 4].copy_from_slice(columns.as_flattened());
+            }
             1 => {
                 for (result, column) in self.results[first..end].iter_mut().zip(columns) {
                     *result = column[0];
@@ -291,7 +293,9 @@ impl Quad<'_> {
                 }
             }
         }
-        self.written |= u64::MAX.checked_shr(64 - columns.len() as u32).unwrap_or(0) << first;
+        // (The copy above has checked that these results exist; map_quads allows at most 64.)
+        let set = u64::MAX.checked_shr(64 - columns.len() as u32).unwrap_or(0);
+        self.written |= set.checked_shl(first as u32).unwrap_or(0);
     }
 }
 

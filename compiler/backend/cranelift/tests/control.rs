@@ -564,8 +564,9 @@ fn extern_calls_per_active_lane() {
 
 /// A group closure sees one call per lane group with the active lanes of the branch it is
 /// called from, reads arguments and writes results by (index, lane), lane by lane
-/// (`map_lanes`) or four lanes at a time (`map_quads`, which zeroes results left unset), and
-/// gets the same answers as the per-lane binding.
+/// (`map_lanes`) or four lanes at a time (`map_quads`, which zeroes results left unset; one
+/// result at a time or all with one `set_columns`), and gets the same answers as the per-lane
+/// binding.
 #[test]
 fn group_externs_see_the_active_lanes_of_a_group() {
     let mut m = Module {
@@ -609,10 +610,10 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         Indexed,
         ByLane,
         ByQuad,
+        ByColumns,
     }
-    for (mode, style) in
-        Lanes::ALL.into_iter().flat_map(|mode| [Style::Indexed, Style::ByLane, Style::ByQuad].map(|s| (mode, s)))
-    {
+    let styles = [Style::Indexed, Style::ByLane, Style::ByQuad, Style::ByColumns];
+    for (mode, style) in Lanes::ALL.into_iter().flat_map(|mode| styles.map(|s| (mode, s))) {
         let jit = Jit::compile(&m, mode).unwrap();
         let k = jit.function("grouped").unwrap();
         let calls = Arc::new(AtomicU32::new(0));
@@ -628,16 +629,20 @@ fn group_externs_see_the_active_lanes_of_a_group() {
                         affine(a.get(0), a.get(1), a.get(2))
                     })
                 }
-                Style::ByQuad => {
+                Style::ByQuad | Style::ByColumns => {
                     return g.map_quads(|q| {
                         r.fetch_add(q.active().count_ones(), Ordering::Relaxed);
                         let [x, k, flag] = [0, 1, 2].map(|p| q.arg(p));
                         let out: [[u32; 2]; 4] = std::array::from_fn(|l| affine(x[l], k[l], flag[l]));
-                        q.set(0, out.map(|o| o[0]));
-                        let flags = out.map(|o| o[1]);
+                        let columns = [out.map(|o| o[0]), out.map(|o| o[1])];
+                        if let Style::ByColumns = style {
+                            q.set_columns(0, &columns);
+                            return;
+                        }
+                        q.set(0, columns[0]);
                         // All-zero flags are left to the zeroing of unset results.
-                        if flags != [0; 4] {
-                            q.set(1, flags);
+                        if columns[1] != [0; 4] {
+                            q.set(1, columns[1]);
                         }
                     });
                 }
