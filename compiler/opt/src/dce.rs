@@ -3,7 +3,8 @@
 //! A backward liveness walk over the region tree removes pure instructions none of whose
 //! results is used, the unused results of `If`s (with their yields in both regions), and the
 //! loop-carried values of a `Loop` whose result is unused and whose value does not reach the
-//! continue flag, another needed carried value or a side effect (a fixpoint over the body).
+//! continue flag, another needed carried value or a side effect (a fixpoint over the body,
+//! which follows values through the `If`s in it).
 //! A pure `If` or `Loop` with no used result disappears; a pure loop is assumed to terminate
 //! (as the interpreter's iteration limit and the language's loops imply). Stores, atomics,
 //! extern calls and calls of functions with side effects are always kept, except stores to a
@@ -88,15 +89,34 @@ fn uses_in(region: &Region, set: &mut HashSet<Value>) {
     yields(region, set);
 }
 
-/// Conservative liveness inside `region` from `set` (the roots): adds every value that a live
-/// instruction (one with a side effect or a live result) reads, and every value read inside
-/// the regions of live `If`s and `Loop`s.
+/// Liveness inside `region` from `set` (the roots): adds every value that a live instruction
+/// (one with a side effect or a live result) reads. A live `If` makes its condition live and,
+/// in both regions, the yields of its live results and what their live instructions read, so
+/// that a value which only passes through an `If` (a carried value that a masked branch
+/// updates) is not kept alive by the branch's side effects. Nested `Loop`s stay conservative:
+/// every value read inside them counts.
 fn live_in(region: &Region, set: &mut HashSet<Value>, pure: &[bool]) {
     for inst in region.insts.iter().rev() {
-        if !is_pure(&inst.op, pure) || inst.results.iter().any(|r| set.contains(r)) {
-            set.extend(operands(&inst.op));
-            for n in crate::util::nested(&inst.op) {
-                uses_in(n, set);
+        if is_pure(&inst.op, pure) && !inst.results.iter().any(|r| set.contains(r)) {
+            continue;
+        }
+        match &inst.op {
+            Op::If { cond, then, els } => {
+                set.insert(*cond);
+                for branch in [then, els] {
+                    for (result, &y) in inst.results.iter().zip(&branch.yields) {
+                        if set.contains(result) {
+                            set.insert(y);
+                        }
+                    }
+                    live_in(branch, set, pure);
+                }
+            }
+            op => {
+                set.extend(operands(op));
+                for n in crate::util::nested(op) {
+                    uses_in(n, set);
+                }
             }
         }
     }

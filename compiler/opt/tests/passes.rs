@@ -648,6 +648,54 @@ fn loop_bounds_survive_optimisation() {
     }
 }
 
+/// A carried value that a branch with a side effect passes through or updates, and that
+/// nothing else reads, is dead (as `prev_it.t` in the path tracer's loop, updated in a masked
+/// branch that also calls the scene); one that the branch's store reads is kept.
+#[test]
+fn dce_drops_carried_values_that_only_pass_through_a_branch() {
+    let mut m = Module::default();
+    m.buffers.push(BufferDecl { name: "out".into(), elem: Ty::F32 });
+    let sigs = Signatures::of(&m);
+    let f = function("f", &[Ty::I32, Ty::F32], &[Ty::I32], &sigs, |b, p| {
+        let (n, x) = (p[0], p[1]);
+        let zero = b.i32(0);
+        let fz = b.f32(0.0);
+        // carried: i (continue flag), passed (through the branch only), stored (read by its store)
+        let out = b.loop_(vec![zero, fz, fz], |b, v| {
+            let one = b.i32(1);
+            let i1 = b.add(v[0], one);
+            let two = b.i32(2);
+            let odd = b.binary(BinaryOp::Rem, i1, two);
+            let c = b.cmp(CmpOp::Eq, odd, one);
+            let r = b.if_(
+                c,
+                |b| {
+                    let z = b.u32(0);
+                    b.store(0, z, v[2]);
+                    let passed = b.add(v[1], x);
+                    let stored = b.mul(v[2], x);
+                    vec![passed, stored]
+                },
+                |_| vec![v[1], v[2]],
+            );
+            let more = b.cmp(CmpOp::Lt, i1, n);
+            (more, vec![i1, r[0], r[1]])
+        });
+        vec![out[0]]
+    });
+    m.functions.push(f);
+    verify_module(&m).unwrap();
+    dce(&mut m);
+    verify_module(&m).unwrap_or_else(|e| panic!("{e}\n{}", print_module(&m)));
+    let mut shapes = Vec::new();
+    util::walk_insts(&m.functions[0].body, &mut |i| match &i.op {
+        Op::Loop { init, .. } => shapes.push(("loop", init.len())),
+        Op::If { .. } => shapes.push(("if", i.results.len())),
+        _ => {}
+    });
+    assert_eq!(shapes, [("loop", 2), ("if", 1)], "{}", print_module(&m));
+}
+
 /// Stores to a local array that is never read are removed with the array; the others are
 /// renumbered and kept.
 #[test]
