@@ -21,7 +21,8 @@ pub struct ImageBlock {
     aov_count: usize,
     normalize: bool,
     data: Vec<f32>,
-    // Scratch space for one sample's filter weights along x and y, kept to avoid allocating.
+    // Scratch space for one sample's filter weights along x and y ([`MAX_FOOTPRINT`] each),
+    // kept to avoid allocating.
     weights_x: Vec<f32>,
     weights_y: Vec<f32>,
 }
@@ -38,8 +39,8 @@ impl ImageBlock {
             aov_count,
             normalize: false,
             data: vec![0.0; stored_pixels * (BASE_CHANNELS + aov_count)],
-            weights_x: Vec::new(),
-            weights_y: Vec::new(),
+            weights_x: vec![0.0; MAX_FOOTPRINT],
+            weights_y: vec![0.0; MAX_FOOTPRINT],
         }
     }
 
@@ -132,10 +133,8 @@ impl ImageBlock {
         let filter = self.filter;
         let mut weights_x = std::mem::take(&mut self.weights_x);
         let mut weights_y = std::mem::take(&mut self.weights_y);
-        weights_x.clear();
-        weights_x.extend(columns.clone().map(|x| filter.eval(x as f32 - centre_x)));
-        weights_y.clear();
-        weights_y.extend(rows.clone().map(|y| filter.eval(y as f32 - centre_y)));
+        filter.eval_pixels(columns.start, centre_x, &mut weights_x[..columns.len()]);
+        filter.eval_pixels(rows.start, centre_y, &mut weights_y[..rows.len()]);
 
         let scale = if self.normalize {
             let total = footprint_weight(&filter, centre_x) * footprint_weight(&filter, centre_y);
@@ -256,11 +255,10 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
     // The filter is separable: evaluate it once per column, not once per pixel. A footprint
     // spans at most 2r + 1 pixels, so the weights fit on the stack (no allocation per sample).
     let mut weights_x = [0.0f32; MAX_FOOTPRINT];
-    for (weight, x) in weights_x.iter_mut().zip(columns.clone()) {
-        *weight = filter.eval(x as f32 - centre_x);
-    }
-    for y in rows {
-        let weight_y = filter.eval(y as f32 - centre_y);
+    let mut weights_y = [0.0f32; MAX_FOOTPRINT];
+    filter.eval_pixels(columns.start, centre_x, &mut weights_x[..columns.len()]);
+    filter.eval_pixels(rows.start, centre_y, &mut weights_y[..rows.len()]);
+    for (y, &weight_y) in rows.zip(&weights_y) {
         for (x, &weight_x) in columns.clone().zip(&weights_x) {
             add(x, y, weight_x * weight_y);
         }

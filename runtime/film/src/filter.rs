@@ -2,6 +2,8 @@
 //! `tent`). A sample at film position `p` contributes `f(x - p.x) * f(y - p.y)` to the pixel
 //! whose centre is `(x, y)`; pixel `i` has its centre at `i + 0.5`.
 
+use wide::f32x4;
+
 use crate::FilmError;
 
 /// One of Mitsuba's `rfilter` plugins. Construct with [`box_filter`](Self::box_filter),
@@ -103,12 +105,62 @@ impl ReconstructionFilter {
             Shape::Tent => (1.0 - (x / self.radius).abs()).max(0.0),
         }
     }
+
+    /// The filter's values at the pixels `first, first + 1, ...` for a sample at `centre` (in
+    /// the coordinates of the pixel indices), one per element of `weights`:
+    /// `eval((first + i) as f32 - centre)`, except that the Gaussian's exponentials are computed
+    /// four at a time ([`exp_nonpositive`]), which may differ from `eval`'s in the last bits. Splatting and its
+    /// transpose ([`crate::gather`]) both weigh with this, so they stay each other's adjoint.
+    #[inline]
+    pub fn eval_pixels(&self, first: usize, centre: f32, weights: &mut [f32]) {
+        match self.shape {
+            Shape::Gaussian { exponent_scale, offset, .. } => {
+                let steps = f32x4::from([0.0, 1.0, 2.0, 3.0]);
+                for (chunk, start) in weights.chunks_mut(4).zip((first..).step_by(4)) {
+                    // Integers below 2^24 are exact in f32, so the offsets equal `eval`'s.
+                    let x = (f32x4::splat(start as f32) + steps) - f32x4::splat(centre);
+                    let gaussian = exp_nonpositive(f32x4::splat(exponent_scale) * x * x);
+                    let values = (gaussian - f32x4::splat(offset)).max(f32x4::ZERO).to_array();
+                    chunk.copy_from_slice(&values[..chunk.len()]);
+                }
+            }
+            Shape::Box | Shape::Tent => {
+                for (weight, pixel) in weights.iter_mut().zip(first..) {
+                    *weight = self.eval(pixel as f32 - centre);
+                }
+            }
+        }
+    }
 }
 
 impl Default for ReconstructionFilter {
     fn default() -> Self {
         ReconstructionFilter::gaussian(0.5).expect("0.5 is a valid standard deviation")
     }
+}
+
+/// `exp(y)` for `y <= 0`, four at a time, to about one unit in the last place (arguments below
+/// -87 give `exp(-87)`, far below every Gaussian window offset: inside the footprint the
+/// argument `-x²/(2σ²)` is at least -8). Without positive arguments it needs none of a general
+/// exponential's range checks, and it rounds with the float-addition trick instead of a
+/// rounding instruction, which baseline x86-64 lacks.
+fn exp_nonpositive(y: f32x4) -> f32x4 {
+    // exp(y) = 2^n · exp(r) with n = round(y / ln 2) and |r| <= ln 2 / 2.
+    const ROUNDING: f32 = 12_582_912.0; // 1.5 · 2^23: adding it rounds to an integer.
+    const LN2_HIGH: f32 = 355.0 / 512.0; // ln 2 split so that n · LN2_HIGH is exact for |n| < 2^9
+    const LN2_LOW: f32 = -2.121_944_4e-4;
+    let y = y.fast_max(f32x4::splat(-87.0)).fast_min(f32x4::ZERO);
+    let shifted = y * f32x4::splat(std::f32::consts::LOG2_E) + f32x4::splat(ROUNDING);
+    let n = shifted - f32x4::splat(ROUNDING);
+    let r = y - n * f32x4::splat(LN2_HIGH) - n * f32x4::splat(LN2_LOW);
+    // Taylor series of exp(r) to r^7 (error below 2^-26 for |r| <= ln 2 / 2), Horner's scheme.
+    let mut p = f32x4::splat(1.0 / 5040.0);
+    for coefficient in [1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
+        p = p * r + f32x4::splat(coefficient);
+    }
+    // 2^n as an exponent field: `shifted`'s bits are those of 1.5 · 2^23 plus n.
+    let n_bits: wide::i32x4 = bytemuck::cast::<f32x4, wide::i32x4>(shifted) - wide::i32x4::splat(0x4B40_0000);
+    p * bytemuck::cast::<wide::i32x4, f32x4>((n_bits + wide::i32x4::splat(127)) << 23)
 }
 
 /// The largest filter radius accepted, in pixels. Mitsuba sets none, but a block carries a
@@ -120,5 +172,28 @@ fn check_parameter(filter: &'static str, parameter: &'static str, value: f32, ra
         Ok(())
     } else {
         Err(FilmError::InvalidFilterParameter { filter, parameter, value })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exp_nonpositive;
+    use wide::f32x4;
+
+    /// Within two units in the last place of exp over the whole range it is used on, exactly 1
+    /// at 0, and clamped below -87.
+    #[test]
+    fn exp_nonpositive_is_accurate() {
+        let mut worst = 0.0f64;
+        for i in 0..=200_000 {
+            let y = -87.0 * i as f32 / 200_000.0;
+            let got = exp_nonpositive(f32x4::splat(y)).to_array()[0];
+            let exact = f64::from(y).exp();
+            worst = worst.max((f64::from(got) - exact).abs() / exact);
+        }
+        assert!(worst <= 2.0 * f64::from(f32::EPSILON), "relative error {worst:e}");
+        assert_eq!(exp_nonpositive(f32x4::splat(0.0)).to_array(), [1.0; 4]);
+        let clamped = exp_nonpositive(f32x4::from([-100.0, -1e30, f32::NEG_INFINITY, -87.0])).to_array();
+        assert!(clamped.iter().all(|&v| v == clamped[3] && v > 0.0), "{clamped:?}");
     }
 }
