@@ -17,7 +17,10 @@ use crate::scene::Scene;
 
 /// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
 pub(crate) const BATCH: usize = 256;
-pub(crate) const TILE_SIZE: u32 = 32;
+/// Film tiles per render at least. A render ends when its last tile does, so the tiles must be
+/// small next to each thread's share: with 64 tiles of 32 pixels for a 256x256 film, 16 threads
+/// rendered 11% slower than with 1024 tiles of 8 (docs/benchmarks.md, session 21).
+const MIN_TILES: u64 = 1024;
 /// Sample streams seeded side by side (see [`Sampler::streams`]).
 const SEED_LANES: usize = 8;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
@@ -44,6 +47,18 @@ impl Default for RenderOptions<'_> {
     }
 }
 
+/// The side of the tiles a render splits its film into: the largest of 32, 16 and 8 pixels that
+/// gives [`MIN_TILES`] tiles, else 8, since smaller blocks would be mostly filter border. It
+/// depends on the film's size alone, never on the thread count, so neither does the image.
+pub(crate) fn tile_size(film: &Film) -> u32 {
+    [32, 16].into_iter().find(|&size| tile_count(film, size) >= MIN_TILES).unwrap_or(8)
+}
+
+/// How many tiles of `size` pixels cover the film.
+pub(crate) fn tile_count(film: &Film, size: u32) -> u64 {
+    u64::from(film.width().div_ceil(size)) * u64::from(film.height().div_ceil(size))
+}
+
 impl Scene {
     /// Renders the scene's sensor into an RGB image.
     pub fn render(&self, options: &RenderOptions) -> Result<Image, RenderError> {
@@ -61,7 +76,7 @@ impl Scene {
         let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
         let mut film = self.new_film(self.aovs.as_ref().map(|a| a.names.clone()).unwrap_or_default())?;
-        let tiles = film.tiles(TILE_SIZE, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
+        let tiles = film.tiles(tile_size(&film), TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
         let done = AtomicU64::new(0);
         let total = tiles.len() as u64;
         let render_tile = |block: &mut ImageBlock| -> Result<(), RenderError> {
@@ -197,5 +212,27 @@ impl Scene {
             batch(n, args, &positions[..n])?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use drs_film::{Film, ReconstructionFilter};
+
+    use super::tile_size;
+
+    /// Small films get small tiles, enough of them to keep every thread busy to the end; large
+    /// films keep tiles of 32 pixels, so that their blocks' borders stay a small overhead.
+    #[test]
+    fn tile_size_gives_enough_tiles_for_the_film() {
+        let size = |width, height| {
+            tile_size(&Film::new(width, height, ReconstructionFilter::default(), Vec::<String>::new()).unwrap())
+        };
+        assert_eq!(size(256, 256), 8);
+        assert_eq!(size(512, 512), 16);
+        assert_eq!(size(640, 480), 16);
+        assert_eq!(size(1024, 1024), 32);
+        assert_eq!(size(1920, 1080), 32);
+        assert_eq!(size(1, 1), 8);
     }
 }
