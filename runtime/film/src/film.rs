@@ -2,10 +2,8 @@
 //! [`ImageBlock`]s; blocks are merged in a fixed order so that the film is bit-identical
 //! whatever the number of threads; `develop` divides by the accumulated weights.
 
-use rayon::prelude::*;
-
 use crate::block::{BASE_CHANNELS, WEIGHT_CHANNEL};
-use crate::{FilmError, Image, ImageBlock, ReconstructionFilter, Tile, TileOrder};
+use crate::{fold_in_order, FilmError, Image, ImageBlock, ReconstructionFilter, Tile, TileOrder};
 
 /// The film's sums for every pixel, R, G, B, W and the AOV channels.
 #[derive(Clone, Debug)]
@@ -114,27 +112,36 @@ impl Film {
         }
     }
 
-    /// Renders `tiles` in parallel on the current rayon pool: each tile gets a fresh block from
-    /// [`create_block`](Self::create_block) and `render_tile` fills it. The blocks are then
-    /// merged in the order of `tiles`, so the film does not depend on the number of threads
-    /// or on scheduling. If any tile fails, the film is left unchanged and the error of the first
-    /// failing tile (in `tiles` order) is returned.
+    /// Renders `tiles` in parallel on the current rayon pool: each tile gets a fresh block (as
+    /// from [`create_block`](Self::create_block)) and `render_tile` fills it. The blocks are
+    /// merged in the order of `tiles` as they finish ([`fold_in_order`]), so the film does not
+    /// depend on the number of threads or on scheduling, and only blocks that finished ahead of
+    /// an earlier tile wait in memory. If any tile fails, the film is left unchanged and the
+    /// error of the first failing tile (in `tiles` order) is returned.
     pub fn render_tiles<E, F>(&mut self, tiles: &[Tile], render_tile: F) -> Result<(), E>
     where
         E: Send,
         F: Fn(&mut ImageBlock) -> Result<(), E> + Sync,
     {
-        let film = &*self;
-        let blocks: Vec<Result<ImageBlock, E>> = tiles
-            .par_iter()
-            .map(|&tile| {
-                let mut block = film.create_block(tile);
-                render_tile(&mut block).map(|()| block)
-            })
-            .collect();
-        let blocks = blocks.into_iter().collect::<Result<Vec<_>, E>>()?;
-        for block in &blocks {
-            self.put_block(block);
+        let (filter, aov_count) = (self.filter, self.aov_names.len());
+        let render_block = |&tile: &Tile| {
+            let mut block = ImageBlock::new(tile, filter, aov_count);
+            render_tile(&mut block).map(|()| block)
+        };
+        // A film without samples (the usual case) takes the blocks directly and is cleared again
+        // if a tile fails. Any other film gets them through a cleared copy, added once all
+        // tiles have succeeded, which costs a second film's memory.
+        if self.data.iter().all(|&value| value == 0.0) {
+            let result = fold_in_order(tiles, render_block, |block| self.put_block(&block));
+            if result.is_err() {
+                self.clear();
+            }
+            return result;
+        }
+        let mut merged = Film { data: vec![0.0; self.data.len()], aov_names: self.aov_names.clone(), ..*self };
+        fold_in_order(tiles, render_block, |block| merged.put_block(&block))?;
+        for (sum, value) in self.data.iter_mut().zip(&merged.data) {
+            *sum += value;
         }
         Ok(())
     }

@@ -194,6 +194,35 @@ fn a_failing_tile_leaves_the_film_unchanged_and_reports_the_first_error() {
     assert!(film.develop().data().iter().all(|&value| value == 0.0));
 }
 
+/// A film that already holds samples gets a second pass added to them, and keeps them as they
+/// were when a tile of the second pass fails.
+#[test]
+fn a_pass_adds_to_earlier_samples_and_a_failing_pass_keeps_them() {
+    let mut film = Film::new(16, 16, ReconstructionFilter::box_filter(), Vec::<String>::new()).unwrap();
+    let tiles = film.tiles(4, TileOrder::Spiral).unwrap();
+    let pass = |film: &mut Film, value: f32, failing: Option<Tile>| {
+        film.render_tiles(&tiles, |block| {
+            for (x, y) in block.tile().pixels() {
+                block.put([x as f32 + 0.5, y as f32 + 0.5], [value; 3], &[]);
+            }
+            if Some(block.tile()) == failing {
+                Err("failed")
+            } else {
+                Ok(())
+            }
+        })
+    };
+    pass(&mut film, 1.0, None).unwrap();
+    let first = film.clone();
+    assert_eq!(pass(&mut film, 5.0, Some(tiles[7])), Err("failed"));
+    assert_eq!(film.develop().data(), first.develop().data());
+    assert_eq!(film.weights(), first.weights());
+    pass(&mut film, 5.0, None).unwrap();
+    // Two samples per pixel, of 1 and 5: mean 3, weight sum 2.
+    assert!(film.develop().data().iter().all(|&value| value == 3.0));
+    assert!(film.weights().iter().all(|&weight| weight == 2.0));
+}
+
 #[test]
 fn tiles_cover_every_pixel_once() {
     for (width, height, size) in [(64, 64, 32), (100, 37, 32), (5, 3, 8), (1, 1, 1), (33, 65, 16)] {

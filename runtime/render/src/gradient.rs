@@ -7,14 +7,13 @@
 //! `W` for this pass's seed; the second runs the integrator's reverse-mode derivative (its
 //! `@custom_bwd` adjoint, for `prb`) on every sample with `δL_i`, which scatter-adds into the
 //! gradient buffers `{buffer}.grad`. Each tile has its own gradient buffers, summed in tile
-//! order as the tiles finish, so gradients do not depend on the thread count.
+//! order as the tiles finish ([`fold_in_order`]), so gradients do not depend on the thread count.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use drs_cranelift::Buffer;
-use drs_film::{Film, Image, ImageBlock, Tile, TileOrder};
+use drs_film::{fold_in_order, Film, Image, ImageBlock, TileOrder};
 
 use crate::error::RenderError;
 use crate::link::EntryMode;
@@ -151,7 +150,22 @@ impl Scene {
             }
             Ok(grads)
         };
-        let sums = sum_tiles_in_order(&pool, &tiles, &grad_lens, backward_tile)?;
+        // Summed in tile order as the tiles finish, so that only tiles that finished ahead of an
+        // earlier one keep their buffers: about one set per thread, not one per tile.
+        let mut sums: Vec<Vec<f32>> = grad_lens.iter().map(|&len| vec![0.0; len]).collect();
+        pool.install(|| {
+            fold_in_order(
+                &tiles,
+                |&tile| backward_tile(tile),
+                |grads| {
+                    for (sum, grad) in sums.iter_mut().zip(&grads) {
+                        for (s, g) in sum.iter_mut().zip(grad) {
+                            *s += g;
+                        }
+                    }
+                },
+            )
+        })?;
 
         // Read each enabled parameter's elements.
         let merged: HashMap<&str, Vec<f32>> = kernel
@@ -190,125 +204,11 @@ fn backward_tile_size(film: &Film, grad_len: usize, spp: u32) -> u32 {
         .unwrap_or(32)
 }
 
-/// Runs `backward_tile` on every tile with `pool`'s threads and sums the gradient buffers it
-/// returns (one per kernel buffer, of lengths `lens`) in tile order, so that the sums do not
-/// depend on the thread count. Tiles are handed out in order and summed as soon as every earlier
-/// tile is in, so only the buffers of tiles that finished ahead of an earlier one wait: about
-/// one set per thread, not one per tile. On failure no further tiles start, and the error is
-/// that of the first failing tile (in tile order) among those that ran.
-fn sum_tiles_in_order(
-    pool: &rayon::ThreadPool,
-    tiles: &[Tile],
-    lens: &[usize],
-    backward_tile: impl Fn(Tile) -> Result<Vec<Vec<f32>>, RenderError> + Sync,
-) -> Result<Vec<Vec<f32>>, RenderError> {
-    struct Merge {
-        /// The first tile not yet summed.
-        next: usize,
-        /// Finished tiles after `next`, by index.
-        waiting: BTreeMap<usize, Vec<Vec<f32>>>,
-        sums: Vec<Vec<f32>>,
-        error: Option<(usize, RenderError)>,
-    }
-    let merge = Mutex::new(Merge {
-        next: 0,
-        waiting: BTreeMap::new(),
-        sums: lens.iter().map(|&len| vec![0.0; len]).collect(),
-        error: None,
-    });
-    let next_tile = AtomicUsize::new(0);
-    let work = || loop {
-        let index = next_tile.fetch_add(1, Ordering::Relaxed);
-        let Some(&tile) = tiles.get(index) else { break };
-        let result = backward_tile(tile);
-        let mut merge = merge.lock().unwrap_or_else(PoisonError::into_inner);
-        match result {
-            Ok(grads) => {
-                merge.waiting.insert(index, grads);
-                loop {
-                    let next = merge.next;
-                    let Some(grads) = merge.waiting.remove(&next) else { break };
-                    for (sum, grad) in merge.sums.iter_mut().zip(&grads) {
-                        for (s, g) in sum.iter_mut().zip(grad) {
-                            *s += g;
-                        }
-                    }
-                    merge.next += 1;
-                }
-            }
-            Err(error) => {
-                if merge.error.as_ref().is_none_or(|(first, _)| index < *first) {
-                    merge.error = Some((index, error));
-                }
-                next_tile.store(tiles.len(), Ordering::Relaxed);
-            }
-        }
-    };
-    pool.scope(|scope| {
-        for _ in 0..pool.current_num_threads() {
-            scope.spawn(|_| work());
-        }
-    });
-    let merge = merge.into_inner().unwrap_or_else(PoisonError::into_inner);
-    match merge.error {
-        Some((_, error)) => Err(error),
-        None => Ok(merge.sums),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use drs_film::{Film, ReconstructionFilter, Tile};
+    use drs_film::{Film, ReconstructionFilter};
 
-    use super::{backward_tile_size, sum_tiles_in_order, RenderError};
-
-    fn tiles(count: u32) -> Vec<Tile> {
-        (0..count).map(|i| Tile { x: i, y: 0, width: 1, height: 1 }).collect()
-    }
-
-    /// A tile's gradients whose float sum depends on the order of the additions.
-    fn grads(tile: Tile) -> Vec<Vec<f32>> {
-        let value = if tile.x % 3 == 0 { 1e8 } else { 1.0 + tile.x as f32 * 1e-3 };
-        vec![vec![], vec![value, -value * 0.5]]
-    }
-
-    /// The sums are those of adding the tiles in tile order, bit for bit, whatever the thread
-    /// count and however long each tile takes.
-    #[test]
-    fn tiles_are_summed_in_tile_order_with_any_thread_count() {
-        let tiles = tiles(200);
-        let mut expected = vec![vec![], vec![0.0f32; 2]];
-        for &tile in &tiles {
-            for (s, g) in expected[1].iter_mut().zip(&grads(tile)[1]) {
-                *s += g;
-            }
-        }
-        for threads in [1, 2, 3, 8] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let sums = sum_tiles_in_order(&pool, &tiles, &[0, 2], |tile| {
-                // Uneven work, so that tiles finish out of order.
-                std::thread::sleep(std::time::Duration::from_micros(u64::from(tile.x * 37 % 11) * 50));
-                Ok(grads(tile))
-            })
-            .unwrap();
-            assert_eq!(sums, expected, "{threads} threads");
-        }
-    }
-
-    #[test]
-    fn a_failing_tile_is_reported() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let result = sum_tiles_in_order(&pool, &tiles(50), &[2], |tile| {
-            if tile.x >= 20 {
-                Err(RenderError::Kernel(format!("tile {}", tile.x)))
-            } else {
-                Ok(vec![vec![1.0, 2.0]])
-            }
-        });
-        let Err(RenderError::Kernel(message)) = result else { panic!("expected a kernel error, got {result:?}") };
-        // Tiles start in order, so the first failing tile is among those that ran.
-        assert_eq!(message, "tile 20");
-    }
+    use super::backward_tile_size;
 
     /// Small gradient buffers keep the render's tiles; large ones get larger tiles, so that
     /// summing the tiles' buffers costs no more additions than the pass has samples.
