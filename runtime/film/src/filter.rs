@@ -109,8 +109,9 @@ impl ReconstructionFilter {
     /// The filter's values at the pixels `first, first + 1, ...` for a sample at `centre` (in
     /// the coordinates of the pixel indices), one per element of `weights`:
     /// `eval((first + i) as f32 - centre)`, except that the Gaussian's exponentials are computed
-    /// four at a time ([`exp_nonpositive`]), which may differ from `eval`'s in the last bits. Splatting and its
-    /// transpose ([`crate::gather`]) both weigh with this, so they stay each other's adjoint.
+    /// four at a time by a bounded approximation, which may differ from `eval`'s in the last
+    /// bits. Splatting and its transpose ([`crate::gather`]) both weigh with this, so they stay
+    /// each other's adjoint.
     #[inline]
     pub fn eval_pixels(&self, first: usize, centre: f32, weights: &mut [f32]) {
         match self.shape {

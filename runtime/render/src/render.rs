@@ -19,7 +19,7 @@ use crate::scene::Scene;
 pub(crate) const BATCH: usize = 256;
 /// Film tiles per render at least. A render ends when its last tile does, so the tiles must be
 /// small next to each thread's share: with 64 tiles of 32 pixels for a 256x256 film, 16 threads
-/// rendered 11% slower than with 1024 tiles of 8 (docs/benchmarks.md, session 21).
+/// rendered 7–14% slower than with 1024 tiles of 8 (docs/benchmarks.md, session 21).
 const MIN_TILES: u64 = 1024;
 /// Sample streams seeded side by side (see [`Sampler::streams`]).
 const SEED_LANES: usize = 8;
