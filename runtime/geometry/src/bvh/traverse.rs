@@ -1,5 +1,6 @@
-//! Single-ray traversal: closest hit and any hit, over `[0, maxt]`, children visited nearest
-//! first.
+//! Single-ray traversal: closest hit and any hit, over `[0, maxt]`. The closest-hit search
+//! visits children nearest first, so that nearer hits shorten `maxt` early; the any-hit test
+//! stops at any hit and does not sort them.
 //!
 //! Box tests use the precomputed reciprocal direction and pick near and far planes by its
 //! sign. A zero (or denormal) direction component gets a huge finite reciprocal instead of
@@ -82,7 +83,7 @@ struct LeafHit {
 impl Bvh {
     pub(crate) fn intersect(&self, shapes: &[Shape], ray: &Ray) -> Option<Hit> {
         let mut closest: Option<LeafHit> = None;
-        self.traverse(ray, |first, packets, shear, mut maxt| {
+        self.traverse::<true>(ray, |first, packets, shear, mut maxt| {
             for (i, packet) in packets.iter().enumerate() {
                 let hits = intersect_packet(shear, &packet.triangles, maxt);
                 // Slot by slot, so that of equally distant hits the last wins, as in a
@@ -116,7 +117,7 @@ impl Bvh {
 
     pub(crate) fn ray_test(&self, shapes: &[Shape], ray: &Ray) -> bool {
         let mut found = false;
-        self.traverse(ray, |_, packets, shear, maxt| {
+        self.traverse::<false>(ray, |_, packets, shear, maxt| {
             found = packets.iter().any(|packet| {
                 intersect_packet(shear, &packet.triangles, maxt).hit != 0
                     || set_bits(packet.analytic)
@@ -127,11 +128,15 @@ impl Bvh {
         found
     }
 
-    /// Visits the leaves the ray reaches, nearer children first. `visit_leaf` gets the index
-    /// of the leaf's first packet, its packets and the current `maxt`, and returns the new
-    /// `maxt` and whether to stop.
+    /// Visits the leaves the ray reaches, nearer children first if `NEAREST_FIRST` (else in
+    /// slot order). `visit_leaf` gets the index of the leaf's first packet, its packets and the
+    /// current `maxt`, and returns the new `maxt` and whether to stop.
     #[inline(always)]
-    fn traverse(&self, ray: &Ray, mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool)) {
+    fn traverse<const NEAREST_FIRST: bool>(
+        &self,
+        ray: &Ray,
+        mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool),
+    ) {
         let Some((root, _)) = self.root else { return };
         let boxes = RayBoxes::new(ray);
         let mut maxt = ray.maxt;
@@ -161,13 +166,14 @@ impl Bvh {
             } else {
                 let node = &self.nodes[current.index as usize];
                 let (t_near, hit) = boxes.children(node, maxt);
-                // The hit children's slots sorted by entry distance (insertion sort of at most 4).
+                // The hit children's slots, sorted by entry distance when nearest first
+                // (insertion sort of at most 4).
                 let mut order = [0usize; WIDTH];
                 let mut count = 0;
                 for c in 0..WIDTH {
                     if hit & (1 << c) != 0 {
                         let mut j = count;
-                        while j > 0 && t_near[order[j - 1]] > t_near[c] {
+                        while NEAREST_FIRST && j > 0 && t_near[order[j - 1]] > t_near[c] {
                             order[j] = order[j - 1];
                             j -= 1;
                         }
