@@ -1,6 +1,6 @@
 //! Single-ray traversal: closest hit and any hit, over `[0, maxt]`. The closest-hit search
-//! visits children nearest first, so that nearer hits shorten `maxt` early; the any-hit test
-//! stops at any hit and does not sort them.
+//! visits a node's children nearest first, so that nearer hits shorten `maxt` early; the
+//! any-hit test stops at any hit, so it takes them in slot order without sorting.
 //!
 //! Box tests use the precomputed reciprocal direction and pick near and far planes by its
 //! sign. A zero (or denormal) direction component gets a huge finite reciprocal instead of
