@@ -29,6 +29,8 @@ use cranelift_frontend::FunctionBuilder;
 use drs_ir::{BinaryOp, CmpOp, Const, Function, Inst, Op, Region, Ty, UnaryOp, Value};
 use std::collections::HashMap;
 
+mod refill;
+
 /// The Cranelift form of an IR value.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum V {
@@ -250,7 +252,8 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// Builds the entry wrapper of `f` (see [`crate::EntryFn`]): a loop over `ctx.groups`
     /// groups of lanes that loads each group's arguments from `[param][lane]` arrays, runs the
     /// body of `f` inline (with `param_uniform` parameters read from lane 0 and kept scalar)
-    /// and stores its results likewise.
+    /// and stores its results likewise. In vector code, a body made of one loop with code
+    /// around it runs through one group whose lanes are refilled instead (see [`refill`]).
     pub fn translate_entry(
         b: FunctionBuilder<'b>,
         env: Env<'a>,
@@ -259,7 +262,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         param_uniform: &[bool],
     ) -> Result<()> {
         let mut t = Translator::new(b, env, f, shape, param_uniform);
-        let ptr = shape.ptr;
         let block0 = t.b.create_block();
         t.b.append_block_params_for_function_params(block0);
         t.b.switch_to_block(block0);
@@ -269,49 +271,117 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         t.ctx = ctx;
         let groups = t.b.ins().load(types::I64, trusted_ro(), ctx, CTX_GROUPS);
+        let (start, exit) = (t.b.create_block(), t.b.create_block());
+        t.b.ins().brif(groups, start, &[], exit, &[]);
+
+        t.b.switch_to_block(start);
         let stride = t.b.ins().load(types::I64, trusted_ro(), ctx, CTX_STRIDE);
         let stride_bytes = t.b.ins().ishl_imm_u(stride, 2);
         if shape.vector() {
-            let active = t.b.ins().load(types::I32, trusted_ro(), ctx, CTX_ACTIVE);
-            let splat = t.b.ins().splat(types::I32X4, active);
-            let zero = t.vconst(Ty::I32, 0);
-            for part in 0..shape.parts {
-                let bits: [u32; 4] = std::array::from_fn(|l| 1 << (part * 4 + l));
-                let lanes = t.vconst_lanes(bits);
-                let on = t.b.ins().band(splat, lanes);
-                t.mask[part] = t.b.ins().icmp(IntCC::NotEqual, on, zero);
+            t.mask = t.active_mask();
+        }
+        let plan = if shape.vector() { refill::refill_plan(t.env.module, f, &t.uniform) } else { None };
+        match plan {
+            Some(plan) => t.refill_groups(&plan, (args, results), groups, stride_bytes, exit, param_uniform)?,
+            None => t.plain_groups((args, results), groups, stride_bytes, exit, param_uniform)?,
+        }
+        t.b.switch_to_block(exit);
+        t.b.ins().return_(&[]);
+        debug_assert_eq!(shape.ptr, types::I64);
+        t.finish();
+        Ok(())
+    }
+
+    /// The groups of an entry wrapper one after the other, emitted from the current block
+    /// (with at least one group) and ending with a jump to `exit`.
+    fn plain_groups(
+        &mut self,
+        (args, results): (ir::Value, ir::Value),
+        groups: ir::Value,
+        stride_bytes: ir::Value,
+        exit: ir::Block,
+        param_uniform: &[bool],
+    ) -> Result<()> {
+        let shape = self.shape;
+        let body = self.b.create_block();
+        let g = self.b.append_block_param(body, types::I64);
+        let zero64 = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(body, &block_args(&[zero64]));
+
+        self.b.switch_to_block(body);
+        let group_bytes = self.b.ins().imul_imm_u(g, (shape.lanes * 4) as i64);
+        let group_args = self.b.ins().iadd(args, group_bytes);
+        let params = self.load_entry_params(group_args, stride_bytes, param_uniform);
+        let outs = self.body(params)?;
+        let mut pr = self.b.ins().iadd(results, group_bytes);
+        let mut next = 0;
+        for (i, &ty) in self.f.result_types.iter().enumerate() {
+            if i > 0 {
+                pr = self.b.ins().iadd(pr, stride_bytes);
             }
-            if shape.parts == 1 {
-                t.mask[1] = t.mask[0];
+            for part in 0..shape.parts {
+                let x = outs[next];
+                next += 1;
+                let x = match ty {
+                    Ty::Bool if shape.vector() => {
+                        let one = self.vconst(Ty::I32, 1);
+                        self.b.ins().band(x, one)
+                    }
+                    Ty::Bool => self.b.ins().uextend(types::I32, x),
+                    _ => x,
+                };
+                self.b.ins().store(data_flags(), x, pr, (part * 16) as i32);
             }
         }
-        let (body, exit) = (t.b.create_block(), t.b.create_block());
-        let g = t.b.append_block_param(body, types::I64);
-        let zero64 = t.b.ins().iconst(types::I64, 0);
-        t.b.ins().brif(groups, body, &block_args(&[zero64]), exit, &[]);
+        let g1 = self.b.ins().iadd_imm_u(g, 1);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, g1, groups);
+        self.b.ins().brif(more, body, &block_args(&[g1]), exit, &[]);
+        Ok(())
+    }
 
-        t.b.switch_to_block(body);
-        let group_bytes = t.b.ins().imul_imm_u(g, (shape.lanes * 4) as i64);
-        let mut pa = t.b.ins().iadd(args, group_bytes);
+    /// The execution mask of an entry wrapper's lanes: `ctx.active`, bit `l` for lane `l`.
+    fn active_mask(&mut self) -> [ir::Value; 2] {
+        let active = self.b.ins().load(types::I32, trusted_ro(), self.ctx, CTX_ACTIVE);
+        let splat = self.b.ins().splat(types::I32X4, active);
+        let zero = self.vconst(Ty::I32, 0);
+        let mut mask = [zero; 2];
+        for (part, m) in mask.iter_mut().enumerate().take(self.shape.parts) {
+            let bits: [u32; 4] = std::array::from_fn(|l| 1 << (part * 4 + l));
+            let lanes = self.vconst_lanes(bits);
+            let on = self.b.ins().band(splat, lanes);
+            *m = self.b.ins().icmp(IntCC::NotEqual, on, zero);
+        }
+        if self.shape.parts == 1 {
+            mask[1] = mask[0];
+        }
+        mask
+    }
+
+    /// The parameters of the group of lanes whose first argument is at `args`, one row of the
+    /// `[param][lane]` arrays every `stride_bytes`; `param_uniform` parameters read from the
+    /// first lane and kept scalar.
+    fn load_entry_params(&mut self, args: ir::Value, stride_bytes: ir::Value, param_uniform: &[bool]) -> Vec<V> {
+        let shape = self.shape;
+        let mut pa = args;
         let mut params = Vec::new();
-        for (i, ty) in f.param_types().into_iter().enumerate() {
+        for (i, ty) in self.f.param_types().into_iter().enumerate() {
             if i > 0 {
-                pa = t.b.ins().iadd(pa, stride_bytes);
+                pa = self.b.ins().iadd(pa, stride_bytes);
             }
             let uniform = !shape.vector() || param_uniform.get(i).copied().unwrap_or(false);
             if uniform {
                 // Lane 0 stands for all lanes.
                 let lty = if ty == Ty::F32 { types::F32 } else { types::I32 };
-                let x = t.b.ins().load(lty, data_flags(), pa, 0);
-                let x = if ty == Ty::Bool { t.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0) } else { x };
+                let x = self.b.ins().load(lty, data_flags(), pa, 0);
+                let x = if ty == Ty::Bool { self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0) } else { x };
                 params.push(V::U(x));
             } else {
                 let mut p = [pa; 2];
                 for (part, slot) in p.iter_mut().enumerate().take(shape.parts) {
-                    let x = t.b.ins().load(vec_ty(ty), data_flags(), pa, (part * 16) as i32);
+                    let x = self.b.ins().load(vec_ty(ty), data_flags(), pa, (part * 16) as i32);
                     *slot = if ty == Ty::Bool {
-                        let z = t.vconst(Ty::I32, 0);
-                        t.b.ins().icmp(IntCC::NotEqual, x, z)
+                        let z = self.vconst(Ty::I32, 0);
+                        self.b.ins().icmp(IntCC::NotEqual, x, z)
                     } else {
                         x
                     };
@@ -322,36 +392,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 params.push(V::P(p));
             }
         }
-        let outs = t.body(params)?;
-        let mut pr = t.b.ins().iadd(results, group_bytes);
-        let mut next = 0;
-        for (i, &ty) in f.result_types.iter().enumerate() {
-            if i > 0 {
-                pr = t.b.ins().iadd(pr, stride_bytes);
-            }
-            for part in 0..shape.parts {
-                let x = outs[next];
-                next += 1;
-                let x = match ty {
-                    Ty::Bool if shape.vector() => {
-                        let one = t.vconst(Ty::I32, 1);
-                        t.b.ins().band(x, one)
-                    }
-                    Ty::Bool => t.b.ins().uextend(types::I32, x),
-                    _ => x,
-                };
-                t.b.ins().store(data_flags(), x, pr, (part * 16) as i32);
-            }
-        }
-        let g1 = t.b.ins().iadd_imm_u(g, 1);
-        let more = t.b.ins().icmp(IntCC::UnsignedLessThan, g1, groups);
-        t.b.ins().brif(more, body, &block_args(&[g1]), exit, &[]);
-
-        t.b.switch_to_block(exit);
-        t.b.ins().return_(&[]);
-        debug_assert_eq!(ptr, types::I64);
-        t.finish();
-        Ok(())
+        params
     }
 
     fn take_repr(&self, vals: &[ir::Value], next: &mut usize, uniform: bool) -> V {
@@ -560,30 +601,32 @@ impl<'a, 'b> Translator<'a, 'b> {
     // ----- regions --------------------------------------------------------------------------
 
     fn region(&mut self, r: &Region) -> Result<Vec<V>> {
+        self.insts(&r.insts)?;
+        r.yields.iter().map(|&v| self.get(v)).collect()
+    }
+
+    fn insts(&mut self, insts: &[Inst]) -> Result<()> {
         let mut i = 0;
-        while i < r.insts.len() {
+        while i < insts.len() {
             // With two halves, a run of straight-line arithmetic is emitted half after half:
             // the halves are independent, and this halves the registers live at once.
-            let run = if self.shape.parts == 2 {
-                r.insts[i..].iter().take_while(|x| splittable(self.f, x)).count()
-            } else {
-                0
-            };
+            let run =
+                if self.shape.parts == 2 { insts[i..].iter().take_while(|x| splittable(self.f, x)).count() } else { 0 };
             if run >= 2 {
                 for half in 0..2 {
                     self.half = Some(half);
-                    for inst in &r.insts[i..i + run] {
+                    for inst in &insts[i..i + run] {
                         self.inst(inst)?;
                     }
                 }
                 self.half = None;
                 i += run;
             } else {
-                self.inst(&r.insts[i])?;
+                self.inst(&insts[i])?;
                 i += 1;
             }
         }
-        r.yields.iter().map(|&v| self.get(v)).collect()
+        Ok(())
     }
 
     /// The vector parts to compute now.
@@ -1664,22 +1707,30 @@ fn int_div_rem(b: &mut FunctionBuilder, op: BinaryOp, signed: bool, x: ir::Value
 /// whole-vector instructions (so that the two halves of 8 lanes can be emitted separately).
 fn splittable(f: &Function, inst: &Inst) -> bool {
     match &inst.op {
-        Op::Const(_)
-        | Op::Unary(..)
-        | Op::Fma(..)
-        | Op::Cmp(..)
-        | Op::Select(..)
-        | Op::Convert(..)
-        | Op::Bitcast(..)
-        | Op::Detach(_)
-        | Op::ReplaceGrad(..) => true,
         Op::Binary(op, a, _) => match op {
             BinaryOp::Rem | BinaryOp::Shl | BinaryOp::Shr => false,
             BinaryOp::Div => f.ty(*a) == Ty::F32,
             _ => true,
         },
-        _ => false,
+        op => arithmetic(op),
     }
+}
+
+/// Whether an operation is arithmetic on its operands alone: no memory, calls or regions.
+fn arithmetic(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Const(_)
+            | Op::Unary(..)
+            | Op::Binary(..)
+            | Op::Fma(..)
+            | Op::Cmp(..)
+            | Op::Select(..)
+            | Op::Convert(..)
+            | Op::Bitcast(..)
+            | Op::Detach(_)
+            | Op::ReplaceGrad(..)
+    )
 }
 
 /// `used[v]`: some instruction or region of `f` reads `v`.

@@ -38,6 +38,12 @@
 //! extern calls only happen for active lanes; an extern runs once per lane group with the
 //! active-lane bits ([`RawExternFn`], [`LaneGroup`]). With 8 lanes every value is two 4-lane
 //! halves.
+//! An entry whose body is one such loop with code before and after it (reached through `if`s
+//! on uniform conditions; no buffer writes) runs the lanes of a call through one group and
+//! refills a lane with the call's next lane as soon as its loop ends, so that the loop runs with
+//! full groups (lane refill, `codegen/refill.rs`; when every lane is active and the uniform
+//! parameters are the same in every group). Each lane's results are the same bits; only the
+//! order in which extern calls see the lanes differs.
 //! Values that are the same in all lanes (constants and what is computed from them, loads at
 //! a uniform index, and parameters declared uniform in [`Options::uniform_params`]) stay scalar.
 //!
@@ -134,7 +140,9 @@ pub struct Options {
     pub lanes: Lanes,
     /// For functions named here, which parameters are *uniform*: the caller guarantees that
     /// such a parameter has the same value in every lane of a group, and the compiled entry
-    /// reads it from lane 0 only and keeps it (and what is computed from it) scalar. The flags
+    /// reads it from lane 0 only and keeps it (and what is computed from it) scalar. (An entry
+    /// with lane refill runs lanes of different groups side by side, so it refills only when
+    /// these parameters are the same in every group of the call.) The flags
     /// follow the function's parameters; missing trailing flags mean varying. Ignored in
     /// scalar mode. Calls between functions always pass varying values.
     pub uniform_params: BTreeMap<String, Vec<bool>>,

@@ -1,0 +1,623 @@
+//! Lane refill in entry wrappers.
+//!
+//! A plain entry wrapper runs its groups of lanes one after the other, and a group's loop runs
+//! while any of its lanes continues, so lanes whose loop has ended wait for the others: in the
+//! path tracer a quarter of the lanes of each host call (docs/benchmarks.md). When the
+//! function's body is straight code (`pre`), one loop whose lanes leave at different
+//! iterations, and straight code again (`post`), the wrapper instead feeds the call's
+//! `groups * W` lanes (its samples) through a single group as a queue. Whenever lanes leave
+//! the loop, `post` runs for them (under their mask) and stores their results at their
+//! samples' places; each then takes the next sample of the queue: its arguments are gathered
+//! from the argument arrays, `pre` runs for it under the mask of the refilled lanes, and it
+//! enters the loop with its own initial values. The loop runs until no lane holds a sample.
+//! `if`s on uniform conditions around the loop (an integrator's `if max_depth == 0 { return }`)
+//! are decided once per call; when the loop is not reached, when uniform parameters differ
+//! between groups (they are only promised to be the same within one), or when not every lane
+//! is active, the groups run as in the plain wrapper. A `while` loop ends one iteration after its condition fails (its do-while form
+//! runs an iteration that changes nothing); the refill takes a lane out as soon as the
+//! condition fails on its next values, or the lane would hold its place for that iteration.
+//!
+//! A lane computes exactly what it would in a group of its own, since no operation mixes lanes
+//! and every side effect is masked: results are bit for bit those of the plain wrapper. Only
+//! the order in which host functions see the samples changes, so the wrapper refills only
+//! functions that write no buffer (directly or through calls), where that order cannot show.
+//!
+//! Values that `pre` computes (and varying parameters) belong to one sample: those the loop or
+//! `post` reads are carried around the loop beside its own values and replaced for refilled
+//! lanes. Uniform ones are the same for every sample (they depend on uniform parameters, the
+//! same in every lane of a call, and on constants), so the refill keeps them and skips the pure
+//! instructions that compute them.
+
+use super::*;
+use drs_ir::Module;
+use drs_opt::util::{nested, operands, walk_insts};
+
+/// How an entry wrapper refills the lanes of `f`'s loop: the instructions before the loop
+/// (`pre`) and after it (`post`), flattened out of the `if`s on uniform conditions that hold
+/// the loop, and those conditions (`guards`), which select the refilling code once per call.
+pub(super) struct RefillPlan<'f> {
+    /// Uniform conditions and the value each must have for the body to reach the loop.
+    guards: Vec<(Value, bool)>,
+    pre: Vec<&'f Inst>,
+    /// Which instructions of `pre` give the same values for every sample (see
+    /// [`kept_for_all_samples`]); the guards are among their results.
+    keep: Vec<bool>,
+    the_loop: &'f Inst,
+    /// The loop's `while` condition, when it has one (see [`while_condition`]).
+    while_condition: Option<Value>,
+    post: Vec<Step<'f>>,
+}
+
+/// What follows the loop, from the inside out.
+enum Step<'f> {
+    Inst(&'f Inst),
+    /// An `if`'s results take the yields of the region that holds the loop.
+    Bind {
+        results: &'f [Value],
+        yields: &'f [Value],
+    },
+}
+
+/// The refill plan for an entry wrapper of `f`, if `f` has the shape for it (see the module
+/// comment): a loop with a varying continue flag, reached through `if`s on uniform conditions
+/// only (such as `if max_depth == 0 { return ... }` before it), and no other loop outside it
+/// on the way there: the code around it runs again for each refilled lane, often for few
+/// lanes at once, so it must not hold long-running work. No buffer writes in `f` or the
+/// functions it calls.
+pub(super) fn refill_plan<'f>(module: &Module, f: &'f Function, uniform: &[bool]) -> Option<RefillPlan<'f>> {
+    if writes_buffers(module, f) {
+        return None;
+    }
+    let holds_loop = |inst: &Inst| {
+        let mut found = matches!(inst.op, Op::Loop { .. });
+        for r in nested(&inst.op) {
+            walk_insts(r, &mut |i| found |= matches!(i.op, Op::Loop { .. }));
+        }
+        found
+    };
+    let (mut guards, mut pre, mut posts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut region = &f.body;
+    let the_loop = loop {
+        let at = region.insts.iter().position(holds_loop)?;
+        pre.extend(&region.insts[..at]);
+        let inst = &region.insts[at];
+        let mut post: Vec<Step> = region.insts[at + 1..].iter().map(Step::Inst).collect();
+        match &inst.op {
+            Op::Loop { body, .. } if !uniform[body.yields[0].0 as usize] => {
+                posts.push(post);
+                break inst;
+            }
+            Op::If { cond, then, els } if uniform[cond.0 as usize] => {
+                let then_holds = then.insts.iter().any(holds_loop);
+                let inner = if then_holds { then } else { els };
+                guards.push((*cond, then_holds));
+                post.insert(0, Step::Bind { results: &inst.results, yields: &inner.yields });
+                posts.push(post);
+                region = inner;
+            }
+            _ => return None,
+        }
+    };
+    let post: Vec<Step> = posts.into_iter().rev().flatten().collect();
+    if post.iter().any(|step| matches!(step, Step::Inst(inst) if holds_loop(inst))) {
+        return None;
+    }
+    let keep = kept_for_all_samples(f, uniform, &pre);
+    let kept = |v: Value| pre.iter().zip(&keep).any(|(inst, &k)| k && inst.results.contains(&v));
+    if !guards.iter().all(|&(cond, _)| kept(cond)) {
+        return None;
+    }
+    let while_condition = while_condition(f, the_loop);
+    Some(RefillPlan { guards, pre, keep, the_loop, while_condition, post })
+}
+
+/// The condition of a `while` loop (see `drs_lower`'s control flow): a body that computes `c`
+/// from the carried values with pure instructions, then `if c { ...; yield [keep_going, new
+/// values] } else { yield [false, the carried values as they were] }`. A lane for which `c` is
+/// false on the next values leaves the loop after one more iteration that changes nothing, so
+/// the refill can take it out at once: the condition on the next values decides.
+fn while_condition(f: &Function, the_loop: &Inst) -> Option<Value> {
+    let Op::Loop { body, .. } = &the_loop.op else { return None };
+    let (last, guard) = body.insts.split_last()?;
+    let Op::If { cond, els, .. } = &last.op else { return None };
+    let constant = |inst: &Inst| matches!(inst.op, Op::Const(_));
+    if !els.insts.iter().all(constant) || !guard.iter().all(|inst| arithmetic(&inst.op)) {
+        return None;
+    }
+    // The flag is `c` itself where the body cannot break out of the loop (the optimiser folds
+    // `if c { true } else { false }`), else the `if`'s result that is false in `else`.
+    let flag_is_false_in_else = |flag: usize| {
+        let mut is_false = false;
+        walk_insts(&f.body, &mut |inst| {
+            is_false |= inst.results.first() == Some(&els.yields[flag]) && inst.op == Op::Const(Const::Bool(false));
+        });
+        is_false
+    };
+    let flag = body.yields[0] == *cond
+        || last.results.iter().position(|&r| r == body.yields[0]).is_some_and(flag_is_false_in_else);
+    let unchanged = body.params.iter().zip(&body.yields[1..]).all(|(&param, &next)| {
+        next == param || last.results.iter().position(|&r| r == next).is_some_and(|j| els.yields[j] == param)
+    });
+    (flag && unchanged).then_some(*cond)
+}
+
+/// Which instructions of `pre` the refill keeps from the first samples: pure, uniform, and
+/// reading only values kept likewise, uniform parameters and constants. They are the same for
+/// every sample.
+fn kept_for_all_samples(f: &Function, uniform: &[bool], pre: &[&Inst]) -> Vec<bool> {
+    let mut kept_value = vec![false; f.value_types.len()];
+    for p in &f.params {
+        kept_value[p.value.0 as usize] = uniform[p.value.0 as usize];
+    }
+    pre.iter()
+        .map(|inst| {
+            let kept = (arithmetic(&inst.op) || matches!(inst.op, Op::Load { .. }))
+                && inst.results.iter().all(|&r| uniform[r.0 as usize])
+                && operands(&inst.op).iter().all(|v| kept_value[v.0 as usize]);
+            for &r in &inst.results {
+                kept_value[r.0 as usize] = kept;
+            }
+            kept
+        })
+        .collect()
+}
+
+/// Whether `f` or a function it calls (directly or not) stores to a buffer or adds to one.
+fn writes_buffers(module: &Module, f: &Function) -> bool {
+    let mut seen = vec![false; module.functions.len()];
+    let mut todo = vec![f];
+    while let Some(g) = todo.pop() {
+        let mut writes = false;
+        walk_insts(&g.body, &mut |inst| match inst.op {
+            Op::Store { .. } | Op::AtomicAdd { .. } => writes = true,
+            Op::Call(callee, _) => {
+                if let Some(done) = seen.get_mut(callee.0 as usize) {
+                    if !*done {
+                        *done = true;
+                        todo.push(&module.functions[callee.0 as usize]);
+                    }
+                }
+            }
+            _ => {}
+        });
+        if writes {
+            return true;
+        }
+    }
+    false
+}
+
+/// Marks the values that `insts` (with their regions) and `yields` read.
+fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
+    let mut mark = |vs: &[Value]| vs.iter().for_each(|v| read[v.0 as usize] = true);
+    mark(yields);
+    for inst in insts {
+        mark(&operands(&inst.op));
+        for r in nested(&inst.op) {
+            mark(&r.yields);
+            walk_insts(r, &mut |inner| {
+                mark(&operands(&inner.op));
+                for rr in nested(&inner.op) {
+                    mark(&rr.yields);
+                }
+            });
+        }
+    }
+}
+
+/// The values that `insts` define, with those of their regions (results and region
+/// parameters).
+fn defined_values(insts: &[Inst], out: &mut Vec<Value>) {
+    for inst in insts {
+        out.extend_from_slice(&inst.results);
+        for r in nested(&inst.op) {
+            out.extend_from_slice(&r.params);
+            defined_values(&r.insts, out);
+        }
+    }
+}
+
+impl Translator<'_, '_> {
+    /// The groups of an entry wrapper with lane refill (see the module comment), emitted from
+    /// the current block, which has the wrapper's `ctx` and `mask` and at least one group,
+    /// and ending with a jump to `exit`. The arrays are those of
+    /// [`Translator::translate_entry`]. When a guard of the plan fails, or not every lane of
+    /// the groups is active (a masked call), the groups run as in the plain wrapper.
+    pub(super) fn refill_groups(
+        &mut self,
+        plan: &RefillPlan,
+        (args, results): (ir::Value, ir::Value),
+        groups: ir::Value,
+        stride_bytes: ir::Value,
+        exit: ir::Block,
+        param_uniform: &[bool],
+    ) -> Result<()> {
+        let f = self.f;
+        let (parts, lanes) = (self.shape.parts, self.shape.lanes);
+        let Op::Loop { init, body, .. } = &plan.the_loop.op else {
+            return Err("internal error: the refilled instruction is not a loop".into());
+        };
+        let carried_types: Vec<Ty> = init.iter().map(|&v| self.ty(v)).collect();
+
+        // The values of one sample that the loop and `post` read: varying parameters and
+        // results of `pre`.
+        let mut read = vec![false; f.value_types.len()];
+        mark_reads(&body.insts, &body.yields, &mut read);
+        for step in &plan.post {
+            match step {
+                Step::Inst(inst) => mark_reads(std::slice::from_ref(*inst), &[], &mut read),
+                Step::Bind { yields, .. } => mark_reads(&[], yields, &mut read),
+            }
+        }
+        mark_reads(&[], &f.body.yields, &mut read);
+        let mut per_sample: Vec<Value> = f.params.iter().map(|p| p.value).collect();
+        per_sample.extend(plan.pre.iter().flat_map(|i| i.results.iter().copied()));
+        per_sample.retain(|&v| read[v.0 as usize] && !self.is_uniform(v));
+        let per_sample_types: Vec<Ty> = per_sample.iter().map(|&v| self.ty(v)).collect();
+
+        // The first `lanes` samples, straight from the arrays; the uniform values that are the
+        // same for all samples, among them the guards.
+        let params = self.load_entry_params(args, stride_bytes, param_uniform);
+        for (p, v) in f.params.iter().zip(&params) {
+            self.set(p.value, *v);
+        }
+        let mut kept = Vec::new();
+        for (inst, _) in plan.pre.iter().zip(&plan.keep).filter(|(_, &k)| k) {
+            self.inst(inst)?;
+            for &r in &inst.results {
+                kept.push((r, self.get(r)?));
+            }
+        }
+        let (refill, plain) = (self.b.create_block(), self.b.create_block());
+        let active = self.b.ins().load(types::I32, trusted_ro(), self.ctx, CTX_ACTIVE);
+        let all_lanes = (1i64 << lanes) - 1;
+        let mut reaches_loop = self.b.ins().icmp_imm_s(IntCC::Equal, active, all_lanes);
+        for &(cond, want) in &plan.guards {
+            let c = self.scalar(cond)?;
+            let c = if want { c } else { self.b.ins().bxor_imm_u(c, 1) };
+            reaches_loop = self.b.ins().band(reaches_loop, c);
+        }
+        let same_groups = self.b.create_block();
+        self.b.ins().brif(reaches_loop, same_groups, &[], plain, &[]);
+        self.b.switch_to_block(same_groups);
+        self.branch_on_uniform_groups(args, groups, stride_bytes, param_uniform, refill, plain);
+        self.b.switch_to_block(plain);
+        let entry_mask = self.mask;
+        let translated = std::mem::replace(&mut self.vals, vec![None; f.value_types.len()]);
+        self.plain_groups((args, results), groups, stride_bytes, exit, param_uniform)?;
+        self.vals = translated;
+        self.mask = entry_mask;
+
+        self.b.switch_to_block(refill);
+        let total = self.b.ins().imul_imm_u(groups, lanes as i64);
+        let mut sample = [self.vconst_lanes([0, 1, 2, 3]); 2];
+        if parts == 2 {
+            sample[1] = self.vconst_lanes([4, 5, 6, 7]);
+        }
+        for (inst, _) in plan.pre.iter().zip(&plan.keep).filter(|(_, &k)| !k) {
+            self.inst(inst)?;
+        }
+        let mut entry_args = Vec::new();
+        for &v in init.iter().chain(&per_sample) {
+            entry_args.extend_from_slice(&self.parts(v)?[..parts]);
+        }
+        entry_args.extend_from_slice(&sample[..parts]);
+        entry_args.extend_from_slice(&self.mask[..parts]);
+        entry_args.push(self.b.ins().iconst(types::I64, lanes as i64));
+
+        // header(carried, per-sample values, sample indices, running lanes, next sample).
+        let (header, latch) = (self.b.create_block(), self.b.create_block());
+        for block in [header, latch] {
+            for &ty in carried_types.iter().chain(&per_sample_types) {
+                self.append_repr_params(block, ty, false);
+            }
+            for _ in 0..2 * parts {
+                self.b.append_block_param(block, types::I32X4);
+            }
+            self.b.append_block_param(block, types::I64);
+        }
+        self.b.ins().jump(header, &block_args(&entry_args));
+
+        self.b.switch_to_block(header);
+        let state = LoopState::unpack(self.b.block_params(header), carried_types.len(), per_sample.len(), parts);
+        for (&p, &c) in body.params.iter().zip(&state.carried) {
+            self.set(p, V::P(c));
+        }
+        for (&v, &c) in per_sample.iter().zip(&state.per_sample) {
+            self.set(v, V::P(c));
+        }
+        self.mask = state.running;
+        self.region(body)?;
+        let cont = self.parts(body.yields[0])?;
+        let mut next = Vec::with_capacity(carried_types.len());
+        for &y in &body.yields[1..] {
+            next.push(self.parts(y)?);
+        }
+        let cont = match plan.while_condition {
+            Some(condition) => {
+                // Lanes whose condition fails on the next values leave now.
+                let guard = &body.insts[..body.insts.len() - 1];
+                for (&p, &n) in body.params.iter().zip(&next) {
+                    self.set(p, V::P(n));
+                }
+                let mut recomputed = Vec::new();
+                defined_values(guard, &mut recomputed);
+                for v in recomputed {
+                    self.vals[v.0 as usize] = None;
+                }
+                self.insts(guard)?;
+                let holds = self.parts(condition)?;
+                self.map_mask(cont, holds, |b, x, y| b.ins().band(x, y))
+            }
+            None => cont,
+        };
+        let still = self.map_mask(state.running, cont, |b, x, y| b.ins().band(x, y));
+        let finished = self.map_mask(state.running, cont, |b, x, y| b.ins().band_not(x, y));
+        let to_latch = |carried: &[[ir::Value; 2]],
+                        per_sample: &[[ir::Value; 2]],
+                        sample: [ir::Value; 2],
+                        running: [ir::Value; 2],
+                        next_sample: ir::Value| {
+            let mut a: Vec<ir::Value> = carried.iter().chain(per_sample).flat_map(|p| p[..parts].to_vec()).collect();
+            a.extend_from_slice(&sample[..parts]);
+            a.extend_from_slice(&running[..parts]);
+            a.push(next_sample);
+            block_args(&a)
+        };
+        let any_finished = self.any(finished);
+        let finish = self.b.create_block();
+        let stay = to_latch(&next, &state.per_sample, state.sample, still, state.next);
+        self.b.ins().brif(any_finished, finish, &[], latch, &stay);
+
+        // Lanes that left the loop: `post`, their results stored, the next samples taken.
+        self.b.switch_to_block(finish);
+        self.mask = finished;
+        for (&r, &n) in plan.the_loop.results.iter().zip(&next) {
+            self.set(r, V::P(n));
+        }
+        for step in &plan.post {
+            match step {
+                Step::Inst(inst) => self.inst(inst)?,
+                Step::Bind { results, yields } => {
+                    for (&r, &y) in results.iter().zip(yields.iter()) {
+                        let v = self.get(y)?;
+                        self.set(r, v);
+                    }
+                }
+            }
+        }
+        let mut outs = Vec::with_capacity(f.result_types.len());
+        for &y in &f.body.yields {
+            outs.push(self.parts(y)?);
+        }
+        self.store_finished_results(results, stride_bytes, &outs, state.sample, finished);
+        let (new_sample, next_sample) = self.assign_samples(finished, state.next);
+        let total32 = self.b.ins().ireduce(types::I32, total);
+        let total_lanes = self.b.ins().splat(types::I32X4, total32);
+        let mut fresh = finished;
+        let mut sample = state.sample;
+        for p in 0..parts {
+            let queued = self.b.ins().icmp(IntCC::UnsignedLessThan, new_sample[p], total_lanes);
+            fresh[p] = self.b.ins().band(finished[p], queued);
+            sample[p] = self.vselect(fresh[p], Ty::I32, new_sample[p], state.sample[p]);
+        }
+        let any_fresh = self.any(fresh);
+        let fill = self.b.create_block();
+        let drained = to_latch(&next, &state.per_sample, sample, still, next_sample);
+        self.b.ins().brif(any_fresh, fill, &[], latch, &drained);
+
+        // Refilled lanes: their samples' arguments, `pre`, and their first loop values.
+        self.b.switch_to_block(fill);
+        self.mask = fresh;
+        let gathered = self.gather_entry_params(args, stride_bytes, &params, sample);
+        let mut redefined = Vec::new();
+        for inst in &plan.pre {
+            defined_values(std::slice::from_ref(*inst), &mut redefined);
+        }
+        for v in redefined {
+            self.vals[v.0 as usize] = None;
+        }
+        for &(v, x) in &kept {
+            self.vals[v.0 as usize] = Some(x);
+        }
+        for (p, v) in f.params.iter().zip(gathered) {
+            self.set(p.value, v);
+        }
+        for (inst, _) in plan.pre.iter().zip(&plan.keep).filter(|(_, &k)| !k) {
+            self.inst(inst)?;
+        }
+        let refilled = |t: &mut Self, values: &[Value], current: &[[ir::Value; 2]]| -> Result<Vec<[ir::Value; 2]>> {
+            let mut out = Vec::with_capacity(values.len());
+            for (&v, &c) in values.iter().zip(current) {
+                let ty = t.ty(v);
+                let fresh_value = t.parts(v)?;
+                let mut merged = c;
+                for p in 0..parts {
+                    merged[p] = t.vselect(fresh[p], ty, fresh_value[p], c[p]);
+                }
+                out.push(merged);
+            }
+            Ok(out)
+        };
+        let carried = refilled(self, init, &next)?;
+        let per_sample_values = refilled(self, &per_sample, &state.per_sample)?;
+        let running = self.map_mask(still, fresh, |b, x, y| b.ins().bor(x, y));
+        let refill_args = to_latch(&carried, &per_sample_values, sample, running, next_sample);
+        self.b.ins().jump(latch, &refill_args);
+
+        // Around again while any lane holds a sample.
+        self.b.switch_to_block(latch);
+        let latch_params = self.b.block_params(latch).to_vec();
+        let running = LoopState::unpack(&latch_params, carried_types.len(), per_sample.len(), parts).running;
+        let any_running = self.any(running);
+        self.b.ins().brif(any_running, header, &block_args(&latch_params), exit, &[]);
+        Ok(())
+    }
+
+    /// Branches to `same` if every uniform parameter has the same value in all groups of the
+    /// call (lane 0 of each, as the plain wrapper reads them), else to `differ`.
+    fn branch_on_uniform_groups(
+        &mut self,
+        args: ir::Value,
+        groups: ir::Value,
+        stride_bytes: ir::Value,
+        param_uniform: &[bool],
+        same: ir::Block,
+        differ: ir::Block,
+    ) {
+        let rows: Vec<usize> = (0..self.f.params.len()).filter(|&i| param_uniform.get(i) == Some(&true)).collect();
+        if rows.is_empty() {
+            self.b.ins().jump(same, &[]);
+            return;
+        }
+        let mut row_args = Vec::with_capacity(rows.len());
+        for &row in &rows {
+            let offset = self.b.ins().imul_imm_u(stride_bytes, row as i64);
+            row_args.push(self.b.ins().iadd(args, offset));
+        }
+        let first: Vec<ir::Value> =
+            row_args.iter().map(|&at| self.b.ins().load(types::I32, data_flags(), at, 0)).collect();
+        let (check, next) = (self.b.create_block(), self.b.create_block());
+        let group = self.b.append_block_param(check, types::I64);
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.ins().jump(check, &block_args(&[one]));
+
+        // check(g): groups g.. are still to compare.
+        self.b.switch_to_block(check);
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, group, groups);
+        self.b.ins().brif(done, same, &[], next, &[]);
+        self.b.switch_to_block(next);
+        let group_bytes = self.b.ins().imul_imm_u(group, (self.shape.lanes * 4) as i64);
+        let mut equal = self.b.ins().iconst(types::I8, 1);
+        for (&at, &x) in row_args.iter().zip(&first) {
+            let at = self.b.ins().iadd(at, group_bytes);
+            let y = self.b.ins().load(types::I32, data_flags(), at, 0);
+            let e = self.b.ins().icmp(IntCC::Equal, x, y);
+            equal = self.b.ins().band(equal, e);
+        }
+        let following = self.b.ins().iadd_imm_u(group, 1);
+        self.b.ins().brif(equal, check, &block_args(&[following]), differ, &[]);
+    }
+
+    /// Stores the results `outs` of the lanes in `finished` at their samples' places:
+    /// `results[r * stride + sample]`. Lanes not in `finished` store to a scratch slot instead,
+    /// which costs no branch.
+    fn store_finished_results(
+        &mut self,
+        results: ir::Value,
+        stride_bytes: ir::Value,
+        outs: &[[ir::Value; 2]],
+        sample: [ir::Value; 2],
+        finished: [ir::Value; 2],
+    ) {
+        let f = self.f;
+        let scratch = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 4, 4));
+        let scratch = self.b.ins().stack_addr(self.shape.ptr, scratch, 0);
+        let bits = self.lane_bits(finished);
+        for l in 0..self.shape.lanes {
+            let (part, lane) = (l / 4, (l % 4) as u8);
+            let index = self.b.ins().extractlane(sample[part], lane);
+            let index = self.b.ins().uextend(types::I64, index);
+            let offset = self.b.ins().ishl_imm_u(index, 2);
+            let mut at = self.b.ins().iadd(results, offset);
+            let on = self.b.ins().band_imm_u(bits, 1i64 << l);
+            for (r, (&ty, out)) in f.result_types.iter().zip(outs).enumerate() {
+                if r > 0 {
+                    at = self.b.ins().iadd(at, stride_bytes);
+                }
+                let x = self.b.ins().extractlane(out[part], lane);
+                let x = if ty == Ty::Bool { self.b.ins().band_imm_u(x, 1) } else { x };
+                let to = self.b.ins().select(on, at, scratch);
+                self.b.ins().store(data_flags(), x, to, 0);
+            }
+        }
+    }
+
+    /// Queue positions for the lanes in `finished`, in lane order from `next`: the lanes'
+    /// new sample indices (other lanes' are unspecified) and the next free position.
+    fn assign_samples(&mut self, finished: [ir::Value; 2], next: ir::Value) -> ([ir::Value; 2], ir::Value) {
+        let bits = self.lane_bits(finished);
+        let bits = self.b.ins().uextend(types::I64, bits);
+        let mut position = next;
+        let mut new_sample = [self.vconst_lanes([0; 4]); 2];
+        for l in 0..self.shape.lanes {
+            let index = self.b.ins().ireduce(types::I32, position);
+            new_sample[l / 4] = self.b.ins().insertlane(new_sample[l / 4], index, (l % 4) as u8);
+            let taken = self.b.ins().ushr_imm_u(bits, l as i64);
+            let taken = self.b.ins().band_imm_u(taken, 1);
+            position = self.b.ins().iadd(position, taken);
+        }
+        (new_sample, position)
+    }
+
+    /// The arguments of the samples in `sample`, lane by lane from the `[param][sample]`
+    /// arrays; uniform parameters keep their values in `first`.
+    fn gather_entry_params(
+        &mut self,
+        args: ir::Value,
+        stride_bytes: ir::Value,
+        first: &[V],
+        sample: [ir::Value; 2],
+    ) -> Vec<V> {
+        let mut offsets = Vec::with_capacity(self.shape.lanes);
+        for l in 0..self.shape.lanes {
+            let index = self.b.ins().extractlane(sample[l / 4], (l % 4) as u8);
+            let index = self.b.ins().uextend(types::I64, index);
+            let offset = self.b.ins().ishl_imm_u(index, 2);
+            offsets.push(self.b.ins().iadd(args, offset));
+        }
+        let mut out = Vec::with_capacity(first.len());
+        for (i, (ty, &v)) in self.f.param_types().into_iter().zip(first).enumerate() {
+            if let V::U(_) = v {
+                out.push(v);
+            } else {
+                let mut p = [self.vconst(ty, 0); 2];
+                for (l, at) in offsets.iter().enumerate() {
+                    let lane_ty = if ty == Ty::F32 { types::F32 } else { types::I32 };
+                    let x = self.b.ins().load(lane_ty, data_flags(), *at, 0);
+                    p[l / 4] = self.b.ins().insertlane(p[l / 4], x, (l % 4) as u8);
+                }
+                if ty == Ty::Bool {
+                    let zero = self.vconst(Ty::I32, 0);
+                    for part in p.iter_mut().take(self.shape.parts) {
+                        *part = self.b.ins().icmp(IntCC::NotEqual, *part, zero);
+                    }
+                }
+                out.push(V::P(p));
+            }
+            if i + 1 < first.len() {
+                for at in &mut offsets {
+                    *at = self.b.ins().iadd(*at, stride_bytes);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The block parameters of the refill loop's header and latch, in order.
+struct LoopState {
+    carried: Vec<[ir::Value; 2]>,
+    per_sample: Vec<[ir::Value; 2]>,
+    sample: [ir::Value; 2],
+    running: [ir::Value; 2],
+    next: ir::Value,
+}
+
+impl LoopState {
+    fn unpack(params: &[ir::Value], carried: usize, per_sample: usize, parts: usize) -> LoopState {
+        let mut it = params.chunks(parts);
+        let mut take = || {
+            let c = it.next().expect("the refill loop's block parameters");
+            if parts == 1 {
+                [c[0]; 2]
+            } else {
+                [c[0], c[1]]
+            }
+        };
+        let carried = (0..carried).map(|_| take()).collect();
+        let per_sample = (0..per_sample).map(|_| take()).collect();
+        let (sample, running) = (take(), take());
+        LoopState { carried, per_sample, sample, running, next: *params.last().expect("the next sample") }
+    }
+}
