@@ -221,8 +221,9 @@ impl Translator<'_, '_> {
     /// The groups of an entry wrapper with lane refill (see the module comment), emitted from
     /// the current block, which has the wrapper's `ctx` and `mask` and at least one group,
     /// and ending with a jump to `exit`. The arrays are those of
-    /// [`Translator::translate_entry`]. When a guard of the plan fails, or not every lane of
-    /// the groups is active (a masked call), the groups run as in the plain wrapper.
+    /// [`Translator::translate_entry`]. When a guard of the plan fails, not every lane of the
+    /// groups is active (a masked call), the uniform parameters differ between groups, or the
+    /// call has more lanes than 32-bit indices reach, the groups run as in the plain wrapper.
     pub(super) fn refill_groups(
         &mut self,
         plan: &RefillPlan,
@@ -272,6 +273,10 @@ impl Translator<'_, '_> {
         let active = self.b.ins().load(types::I32, trusted_ro(), self.ctx, CTX_ACTIVE);
         let all_lanes = (1i64 << lanes) - 1;
         let mut reaches_loop = self.b.ins().icmp_imm_s(IntCC::Equal, active, all_lanes);
+        // Sample indices are 32-bit lanes.
+        let few_enough =
+            self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, groups, (u32::MAX as usize / lanes) as i64);
+        reaches_loop = self.b.ins().band(reaches_loop, few_enough);
         for &(cond, want) in &plan.guards {
             let c = self.scalar(cond)?;
             let c = if want { c } else { self.b.ins().bxor_imm_u(c, 1) };
