@@ -311,16 +311,14 @@ impl Translator<'_, '_> {
         entry_args.push(self.b.ins().iconst(types::I64, lanes as i64));
 
         // header(carried, per-sample values, sample indices, running lanes, next sample).
-        let (header, latch) = (self.b.create_block(), self.b.create_block());
-        for block in [header, latch] {
-            for &ty in carried_types.iter().chain(&per_sample_types) {
-                self.append_repr_params(block, ty, false);
-            }
-            for _ in 0..2 * parts {
-                self.b.append_block_param(block, types::I32X4);
-            }
-            self.b.append_block_param(block, types::I64);
+        let header = self.b.create_block();
+        for &ty in carried_types.iter().chain(&per_sample_types) {
+            self.append_repr_params(header, ty, false);
         }
+        for _ in 0..2 * parts {
+            self.b.append_block_param(header, types::I32X4);
+        }
+        self.b.append_block_param(header, types::I64);
         self.b.ins().jump(header, &block_args(&entry_args));
 
         self.b.switch_to_block(header);
@@ -358,21 +356,22 @@ impl Translator<'_, '_> {
         };
         let still = self.map_mask(state.running, cont, |b, x, y| b.ins().band(x, y));
         let finished = self.map_mask(state.running, cont, |b, x, y| b.ins().band_not(x, y));
-        let to_latch = |carried: &[[ir::Value; 2]],
-                        per_sample: &[[ir::Value; 2]],
-                        sample: [ir::Value; 2],
-                        running: [ir::Value; 2],
-                        next_sample: ir::Value| {
+        let to_header = |carried: &[[ir::Value; 2]],
+                         per_sample: &[[ir::Value; 2]],
+                         sample: [ir::Value; 2],
+                         running: [ir::Value; 2],
+                         next_sample: ir::Value| {
             let mut a: Vec<ir::Value> = carried.iter().chain(per_sample).flat_map(|p| p[..parts].to_vec()).collect();
             a.extend_from_slice(&sample[..parts]);
             a.extend_from_slice(&running[..parts]);
             a.push(next_sample);
             block_args(&a)
         };
+        // Around again: with no lane finished, every running lane still runs.
         let any_finished = self.any(finished);
         let finish = self.b.create_block();
-        let stay = to_latch(&next, &state.per_sample, state.sample, still, state.next);
-        self.b.ins().brif(any_finished, finish, &[], latch, &stay);
+        let stay = to_header(&next, &state.per_sample, state.sample, still, state.next);
+        self.b.ins().brif(any_finished, finish, &[], header, &stay);
 
         // Lanes that left the loop: `post`, their results stored, the next samples taken.
         self.b.switch_to_block(finish);
@@ -406,10 +405,14 @@ impl Translator<'_, '_> {
             fresh[p] = self.b.ins().band(finished[p], queued);
             sample[p] = self.vselect(fresh[p], Ty::I32, new_sample[p], state.sample[p]);
         }
+        // With the queue empty, around again while any lane still runs.
         let any_fresh = self.any(fresh);
-        let fill = self.b.create_block();
-        let drained = to_latch(&next, &state.per_sample, sample, still, next_sample);
-        self.b.ins().brif(any_fresh, fill, &[], latch, &drained);
+        let (fill, drained) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(any_fresh, fill, &[], drained, &[]);
+        self.b.switch_to_block(drained);
+        let any_still = self.any(still);
+        let drained_args = to_header(&next, &state.per_sample, sample, still, next_sample);
+        self.b.ins().brif(any_still, header, &drained_args, exit, &[]);
 
         // Refilled lanes: their samples' arguments, `pre`, and their first loop values.
         self.b.switch_to_block(fill);
@@ -447,15 +450,8 @@ impl Translator<'_, '_> {
         let carried = refilled(self, init, &next)?;
         let per_sample_values = refilled(self, &per_sample, &state.per_sample)?;
         let running = self.map_mask(still, fresh, |b, x, y| b.ins().bor(x, y));
-        let refill_args = to_latch(&carried, &per_sample_values, sample, running, next_sample);
-        self.b.ins().jump(latch, &refill_args);
-
-        // Around again while any lane holds a sample.
-        self.b.switch_to_block(latch);
-        let latch_params = self.b.block_params(latch).to_vec();
-        let running = LoopState::unpack(&latch_params, carried_types.len(), per_sample.len(), parts).running;
-        let any_running = self.any(running);
-        self.b.ins().brif(any_running, header, &block_args(&latch_params), exit, &[]);
+        let refill_args = to_header(&carried, &per_sample_values, sample, running, next_sample);
+        self.b.ins().jump(header, &refill_args);
         Ok(())
     }
 
@@ -600,7 +596,7 @@ impl Translator<'_, '_> {
     }
 }
 
-/// The block parameters of the refill loop's header and latch, in order.
+/// The block parameters of the refill loop's header, in order.
 struct LoopState {
     carried: Vec<[ir::Value; 2]>,
     per_sample: Vec<[ir::Value; 2]>,
