@@ -13,9 +13,10 @@
 //! `if`s on uniform conditions around the loop (an integrator's `if max_depth == 0 { return }`)
 //! are decided once per call; when the loop is not reached, when uniform parameters differ
 //! between groups (they are only promised to be the same within one), or when not every lane
-//! is active, the groups run as in the plain wrapper. A `while` loop ends one iteration after its condition fails (its do-while form
-//! runs an iteration that changes nothing); the refill takes a lane out as soon as the
-//! condition fails on its next values, or the lane would hold its place for that iteration.
+//! is active, the groups run as in the plain wrapper. A `while` loop ends one iteration after
+//! its condition fails (its do-while form runs an iteration that changes nothing); the refill
+//! takes a lane out as soon as the condition fails on its next values, or the lane would hold
+//! its place for that iteration.
 //!
 //! A lane computes exactly what it would in a group of its own, since no operation mixes lanes
 //! and every side effect is masked: results are bit for bit those of the plain wrapper. Only
@@ -24,9 +25,9 @@
 //!
 //! Values that `pre` computes (and varying parameters) belong to one sample: those the loop or
 //! `post` reads are carried around the loop beside its own values and replaced for refilled
-//! lanes. Uniform ones are the same for every sample (they depend on uniform parameters, the
-//! same in every lane of a call, and on constants), so the refill keeps them and skips the pure
-//! instructions that compute them.
+//! lanes. Uniform ones are the same for every sample (they depend on uniform parameters, which
+//! the refill has checked to be the same in every group, and on constants), so the refill keeps
+//! them and skips the pure instructions that compute them.
 
 use super::*;
 use drs_ir::Module;
