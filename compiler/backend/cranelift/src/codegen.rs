@@ -42,6 +42,17 @@ pub(crate) enum V {
 
 pub(crate) type Result<T> = std::result::Result<T, String>;
 
+/// What an entry wrapper runs its groups over: the `[param][lane]` argument and result arrays,
+/// the number of groups, the distance between two rows in bytes, and the block it leaves by.
+#[derive(Clone, Copy)]
+struct EntryCall {
+    args: ir::Value,
+    results: ir::Value,
+    groups: ir::Value,
+    stride_bytes: ir::Value,
+    exit: ir::Block,
+}
+
 /// Widths and types of one compilation.
 #[derive(Clone, Copy)]
 pub(crate) struct Shape {
@@ -280,10 +291,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         if shape.vector() {
             t.mask = t.active_mask();
         }
+        let call = EntryCall { args, results, groups, stride_bytes, exit };
         let plan = if shape.vector() { refill::refill_plan(t.env.module, f, &t.uniform) } else { None };
         match plan {
-            Some(plan) => t.refill_groups(&plan, (args, results), groups, stride_bytes, exit, param_uniform)?,
-            None => t.plain_groups((args, results), groups, stride_bytes, exit, param_uniform)?,
+            Some(plan) => t.refill_groups(&plan, call, param_uniform)?,
+            None => t.plain_groups(call, param_uniform)?,
         }
         t.b.switch_to_block(exit);
         t.b.ins().return_(&[]);
@@ -293,15 +305,9 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// The groups of an entry wrapper one after the other, emitted from the current block
-    /// (with at least one group) and ending with a jump to `exit`.
-    fn plain_groups(
-        &mut self,
-        (args, results): (ir::Value, ir::Value),
-        groups: ir::Value,
-        stride_bytes: ir::Value,
-        exit: ir::Block,
-        param_uniform: &[bool],
-    ) -> Result<()> {
+    /// (with at least one group) and ending with a jump to `call.exit`.
+    fn plain_groups(&mut self, call: EntryCall, param_uniform: &[bool]) -> Result<()> {
+        let EntryCall { args, results, groups, stride_bytes, exit } = call;
         let shape = self.shape;
         let body = self.b.create_block();
         let g = self.b.append_block_param(body, types::I64);
@@ -1736,15 +1742,23 @@ fn arithmetic(op: &Op) -> bool {
 /// `used[v]`: some instruction or region of `f` reads `v`.
 fn used_values(f: &Function) -> Vec<bool> {
     let mut used = vec![false; f.value_types.len()];
-    let mut mark = |vs: &[Value]| vs.iter().for_each(|v| used[v.0 as usize] = true);
-    mark(&f.body.yields);
-    drs_opt::util::walk_insts(&f.body, &mut |inst| {
-        mark(&drs_opt::util::operands(&inst.op));
-        for r in drs_opt::util::nested(&inst.op) {
-            mark(&r.yields);
-        }
-    });
+    mark_reads(&f.body.insts, &f.body.yields, &mut used);
     used
+}
+
+/// Marks the values that `insts` (with their regions) and `yields` read.
+fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
+    for &v in yields {
+        read[v.0 as usize] = true;
+    }
+    for inst in insts {
+        for v in drs_opt::util::operands(&inst.op) {
+            read[v.0 as usize] = true;
+        }
+        for r in drs_opt::util::nested(&inst.op) {
+            mark_reads(&r.insts, &r.yields, read);
+        }
+    }
 }
 
 /// Whether a region is worth if-converting: short, and without side effects, calls or loops.

@@ -188,24 +188,6 @@ fn writes_buffers(module: &Module, f: &Function) -> bool {
     false
 }
 
-/// Marks the values that `insts` (with their regions) and `yields` read.
-fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
-    let mut mark = |vs: &[Value]| vs.iter().for_each(|v| read[v.0 as usize] = true);
-    mark(yields);
-    for inst in insts {
-        mark(&operands(&inst.op));
-        for r in nested(&inst.op) {
-            mark(&r.yields);
-            walk_insts(r, &mut |inner| {
-                mark(&operands(&inner.op));
-                for rr in nested(&inner.op) {
-                    mark(&rr.yields);
-                }
-            });
-        }
-    }
-}
-
 /// The values that `insts` define, with those of their regions (results and region
 /// parameters).
 fn defined_values(insts: &[Inst], out: &mut Vec<Value>) {
@@ -221,19 +203,12 @@ fn defined_values(insts: &[Inst], out: &mut Vec<Value>) {
 impl Translator<'_, '_> {
     /// The groups of an entry wrapper with lane refill (see the module comment), emitted from
     /// the current block, which has the wrapper's `ctx` and `mask` and at least one group,
-    /// and ending with a jump to `exit`. The arrays are those of
+    /// and ending with a jump to `call.exit`. The arrays are those of
     /// [`Translator::translate_entry`]. When a guard of the plan fails, not every lane of the
     /// groups is active (a masked call), the uniform parameters differ between groups, or the
     /// call has more lanes than 32-bit indices reach, the groups run as in the plain wrapper.
-    pub(super) fn refill_groups(
-        &mut self,
-        plan: &RefillPlan,
-        (args, results): (ir::Value, ir::Value),
-        groups: ir::Value,
-        stride_bytes: ir::Value,
-        exit: ir::Block,
-        param_uniform: &[bool],
-    ) -> Result<()> {
+    pub(super) fn refill_groups(&mut self, plan: &RefillPlan, call: EntryCall, param_uniform: &[bool]) -> Result<()> {
+        let EntryCall { args, results, groups, stride_bytes, exit } = call;
         let f = self.f;
         let (parts, lanes) = (self.shape.parts, self.shape.lanes);
         let Op::Loop { init, body, .. } = &plan.the_loop.op else {
@@ -290,7 +265,7 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(plain);
         let entry_mask = self.mask;
         let translated = std::mem::replace(&mut self.vals, vec![None; f.value_types.len()]);
-        self.plain_groups((args, results), groups, stride_bytes, exit, param_uniform)?;
+        self.plain_groups(call, param_uniform)?;
         self.vals = translated;
         self.mask = entry_mask;
 
