@@ -184,6 +184,31 @@ fn generated_meshes_have_their_analytic_areas() {
     }
 }
 
+/// A mesh with face normals samples its triangles' geometric normals, and one with texture
+/// coordinates interpolates them.
+#[test]
+fn mesh_samples_take_face_normals_and_texture_coordinates() {
+    // Triangle 0 lies in z = 0; all of triangle 1 but an edge has z > 0.
+    let data = MeshData {
+        positions: vec![Vec3::ZERO, Vec3::X * 2.0, Vec3::Y, Vec3::X * 5.0, Vec3::new(5.0, 0.0, 1.0)],
+        normals: None,
+        uvs: Some(vec![Vec2::ZERO, Vec2::X, Vec2::Y, Vec2::ZERO, Vec2::ONE]),
+        triangles: vec![[0, 1, 2], [3, 2, 4]],
+    };
+    let options = MeshOptions { face_normals: true, ..MeshOptions::default() };
+    let mesh = TriangleMesh::new(data, &Transform::IDENTITY, options).unwrap();
+    let shape: Shape = mesh.clone().into();
+    let mut rng = Rng::new(7);
+    for _ in 0..200 {
+        let s = shape.sample_position(rng.vec2());
+        let [p0, p1, p2] = mesh.triangle_positions(if s.p.z > 0.0 { 1 } else { 0 });
+        assert_eq!(s.n, (p1 - p0).cross(p2 - p0).normalize());
+        if s.p.z == 0.0 {
+            assert!((s.uv - Vec2::new(s.p.x / 2.0, s.p.y)).abs().max_element() < 1e-5);
+        }
+    }
+}
+
 #[test]
 fn shapes_without_area_sample_with_zero_density() {
     let degenerate = MeshData {
