@@ -204,13 +204,15 @@ impl TriangleLanes {
                 self.positions[v][c][lane] = p[c];
             }
             if let Some(normals) = mesh.normals() {
+                let n = normals[index];
                 for c in 0..3 {
-                    self.normals[v][c][lane] = normals[index][c];
+                    self.normals[v][c][lane] = n[c];
                 }
             }
             if let Some(uvs) = mesh.uvs() {
+                let uv = uvs[index];
                 for c in 0..2 {
-                    self.uvs[v][c][lane] = uvs[index][c];
+                    self.uvs[v][c][lane] = uv[c];
                 }
             }
         }
