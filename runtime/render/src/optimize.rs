@@ -49,30 +49,33 @@ impl Loss {
         }
         let count = image.width() as usize * image.height() as usize * 3;
         let scale = 1.0 / count as f64;
-        let rgb = |img: &Image| -> Vec<f32> {
-            let channels = img.channel_count();
-            img.data().chunks_exact(channels).flat_map(|p| p[..3].to_vec()).collect()
-        };
-        let (x, r) = (rgb(image), rgb(reference));
         let mut loss = 0.0;
         let mut adjoint = Vec::with_capacity(count);
-        for (&x, &r) in x.iter().zip(&r) {
-            let d = f64::from(x) - f64::from(r);
-            let (value, derivative) = match self {
-                Loss::L1 => (
-                    d.abs(),
-                    if d > 0.0 {
-                        1.0
-                    } else if d < 0.0 {
-                        -1.0
-                    } else {
-                        0.0
-                    },
-                ),
-                Loss::L2 => (d * d, 2.0 * d),
-            };
-            loss += value * scale;
-            adjoint.push((derivative * scale) as f32);
+        // Pixel by pixel, without collecting the RGB values first: this runs between the passes
+        // of every optimisation step, on one thread.
+        let (image_pixels, reference_pixels) = (
+            image.data().chunks_exact(image.channel_count()),
+            reference.data().chunks_exact(reference.channel_count()),
+        );
+        for (pixel, reference_pixel) in image_pixels.zip(reference_pixels) {
+            for (&x, &r) in pixel[..3].iter().zip(&reference_pixel[..3]) {
+                let d = f64::from(x) - f64::from(r);
+                let (value, derivative) = match self {
+                    Loss::L1 => (
+                        d.abs(),
+                        if d > 0.0 {
+                            1.0
+                        } else if d < 0.0 {
+                            -1.0
+                        } else {
+                            0.0
+                        },
+                    ),
+                    Loss::L2 => (d * d, 2.0 * d),
+                };
+                loss += value * scale;
+                adjoint.push((derivative * scale) as f32);
+            }
         }
         let adjoint = Image::from_rgb(image.width(), image.height(), adjoint).map_err(|e| LossError(e.to_string()))?;
         Ok((loss, adjoint))
