@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs Mitsuba 3.9.1 and Dr.Jit 1.5.0 into one archive for a machine without network access
-# (the lent GPU machines, whose 16 cores are where the side-by-side benchmarks are most stable),
-# small enough to travel with the working tree (under 64 MiB with a compressed drsc):
+# (the lent GPU machines, whose 16 cores the side-by-side benchmarks measure too), small
+# enough to travel with the working tree (under 64 MiB with a compressed drsc):
 #
 #   benches/mitsuba/offline_bundle.sh target/peer_bundle/peer.tar.xz     # here, with network
 #   benches/mitsuba/offline_run.sh target/peer_bundle/peer.tar.xz DRSC...  # there
