@@ -11,7 +11,8 @@
 # ITERS run (read with wait4: the lent machines have no GNU time). drsc finds its stdlib through
 # the path it was built in, so DRS_STDLIB defaults to this checkout's stdlib/. Environment:
 # MI_DIR (where the archive is unpacked, default /tmp/mi), ITERS (12), SPP (the render's samples
-# per pixel, default 64; path replay takes 16 per pass).
+# per pixel, default 64; path replay takes 16 per pass), PRB_ROUNDS (path replay runs of each
+# build, in alternating order, default 2).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,8 +46,16 @@ out=$root/target/side_by_side
 mkdir -p "$out"
 python3 "$root/benches/mitsuba/prb_iterations.py" "$root/lang-examples/cornell_box.xml" "$out/prb_target.exr" \
   "$iters" 256 16
-for drsc in "$@"; do
-  python3 - "$drsc" "$iters" "$root/lang-examples/cornell_box.xml" "$out" <<'EOF'
+# Rounds in alternating order: the lent machines drift, so a build that always runs first can
+# look faster or slower than it is.
+builds=("$@")
+for round in $(seq "${PRB_ROUNDS:-2}"); do
+  order=("${builds[@]}")
+  if [ $((round % 2)) = 0 ]; then
+    for i in "${!builds[@]}"; do order[i]=${builds[$((${#builds[@]} - 1 - i))]}; done
+  fi
+  for drsc in "${order[@]}"; do
+    python3 - "$drsc" "$iters" "$root/lang-examples/cornell_box.xml" "$out" <<'EOF'
 import json, os, sys, time
 
 drsc, iters, scene, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -64,4 +73,5 @@ def optimize(n):
 red = json.load(open(f"{out}/prb_drsc_{iters}.json"))["params"]["red.reflectance.value"]
 print(f"drsc prb ({drsc}): {(all_iters - one) / (iters - 1):.3f} s/iteration, peak {peak:.1f} MiB, red {red}")
 EOF
+  done
 done
