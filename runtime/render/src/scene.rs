@@ -738,8 +738,20 @@ fn build_sensor(desc: &SceneDesc, sensor: &Object) -> Result<(PerspectiveCamera,
                 Some(f) => build_filter(&desc[f])?,
                 None => ReconstructionFilter::gaussian(0.5).map_err(|e| error(film, e.to_string()))?,
             };
-            let dim = |name: &str, default: i64| film.integer(name).unwrap_or(default) as u32;
-            FilmDesc { width: dim("width", 768), height: dim("height", 576), filter }
+            let dim = |name: &str, default: i64| film.integer(name).unwrap_or(default);
+            let (width, height) = (dim("width", 768), dim("height", 576));
+            // Samples are seeded by pixel number, a u32.
+            if width < 1 || height < 1 || width.checked_mul(height).is_none_or(|pixels| pixels > i64::from(u32::MAX)) {
+                return Err(error(
+                    film,
+                    format!(
+                        "a {width}x{height} film is not supported: its width and height must be at least 1 and \
+                         its pixels at most {}",
+                        u32::MAX
+                    ),
+                ));
+            }
+            FilmDesc { width: width as u32, height: height as u32, filter }
         }
         None => FilmDesc {
             width: 768,
