@@ -1,6 +1,9 @@
 //! Helpers shared by the cross-crate tests in `tests/tests/`.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use drs_render::{LibraryOptions, PluginLibrary};
 
 pub mod chi2;
 pub mod plugin_bench;
@@ -28,6 +31,16 @@ impl Uniforms {
     pub fn triples(&mut self, n: usize) -> Vec<[f32; 3]> {
         (0..n).map(|_| [self.next_f32(), self.next_f32(), self.next_f32()]).collect()
     }
+}
+
+/// The stdlib plugins, compiled once per test binary, for tests that load scenes.
+pub fn stdlib_library() -> Arc<PluginLibrary> {
+    static LIBRARY: OnceLock<Arc<PluginLibrary>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            Arc::new(PluginLibrary::load(&LibraryOptions::default()).unwrap_or_else(|e| panic!("the stdlib: {e}")))
+        })
+        .clone()
 }
 
 /// The workspace root (the parent of the `tests` package).

@@ -5,10 +5,10 @@
 //! pixels are noisy; the means carry the test: a bias of a few percent in a BSDF fails).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 
 use drs_film::{compare, load_exr};
-use drs_render::{Definitions, LibraryOptions, PluginLibrary, RenderOptions, Scene};
+use drs_render::{Definitions, RenderOptions, Scene};
+use drs_tests::stdlib_library;
 
 /// Samples per pixel of the drs renders.
 const SPP: u32 = 256;
@@ -32,19 +32,12 @@ fn root() -> PathBuf {
     drs_tests::workspace_root()
 }
 
-fn library() -> Arc<PluginLibrary> {
-    static LIBRARY: OnceLock<Arc<PluginLibrary>> = OnceLock::new();
-    LIBRARY
-        .get_or_init(|| Arc::new(PluginLibrary::load(&LibraryOptions::default()).expect("the stdlib plugins compile")))
-        .clone()
-}
-
 #[test]
 fn bsdf_scenes_agree_with_mitsuba_references() {
     let mut failures = Vec::new();
     for (name, mae_bound) in SCENES {
         let path = root().join(format!("tests/scenes/{name}.xml"));
-        let scene = Scene::load_file(&path, &Definitions::new(), library()).unwrap_or_else(|errors| {
+        let scene = Scene::load_file(&path, &Definitions::new(), stdlib_library()).unwrap_or_else(|errors| {
             panic!("{name}: {}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
         });
         let image = scene.render(&RenderOptions { spp: Some(SPP), ..RenderOptions::default() }).expect("renders");

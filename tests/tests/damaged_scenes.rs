@@ -5,9 +5,10 @@
 //! a column.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use drs_render::{Definitions, LibraryOptions, PluginLibrary, RenderOptions, Scene};
+use drs_render::{Definitions, RenderOptions, Scene};
+use drs_tests::stdlib_library;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 
@@ -27,11 +28,6 @@ fn scenes() -> &'static [(PathBuf, String)] {
         paths.sort();
         paths.into_iter().map(|path| (path.clone(), std::fs::read_to_string(&path).expect("a scene"))).collect()
     })
-}
-
-fn library() -> Arc<PluginLibrary> {
-    static LIBRARY: OnceLock<Arc<PluginLibrary>> = OnceLock::new();
-    LIBRARY.get_or_init(|| Arc::new(PluginLibrary::load(&LibraryOptions::default()).expect("the stdlib loads"))).clone()
 }
 
 const ODD_VALUES: [&str; 16] = [
@@ -122,7 +118,7 @@ fn load_and_render(path: &Path, text: &str) -> Result<(), Vec<String>> {
     for d in ["resx=8", "resy=8"] {
         definitions.parse_assignment(d).expect("a definition");
     }
-    let scene = Scene::load_str(text, path, &definitions, library())
+    let scene = Scene::load_str(text, path, &definitions, stdlib_library())
         .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>())?;
     let options = RenderOptions { spp: Some(1), threads: Some(1), ..RenderOptions::default() };
     scene.render(&options).map(|_| ()).map_err(|e| vec![e.to_string()])

@@ -10,13 +10,13 @@
 //! area as the runtime samples shapes.
 
 use std::f64::consts::PI;
-use std::sync::{Arc, OnceLock};
 
 use drs_lower::layout::HostValue;
-use drs_render::{Definitions, LibraryOptions, PluginLibrary, Scene, TensorValue};
+use drs_render::{Definitions, Scene, TensorValue};
 use drs_sema::types::PluginKind;
 use drs_tests::chi2::{Chi2Outcome, SphericalChi2};
 use drs_tests::plugin_bench::{Bench, Entry, HostFn};
+use drs_tests::stdlib_library;
 use drs_tests::Uniforms;
 
 // ------------------------------------------------------------------------ vectors (f64)
@@ -143,16 +143,6 @@ fn shape_pdf_position(args: &[u32], out: &mut [u32]) {
 }
 
 // ----------------------------------------------------------------------------- harness
-
-/// The stdlib plugins, for the scene tests.
-fn library() -> Arc<PluginLibrary> {
-    static LIBRARY: OnceLock<Arc<PluginLibrary>> = OnceLock::new();
-    LIBRARY
-        .get_or_init(|| {
-            Arc::new(PluginLibrary::load(&LibraryOptions::default()).unwrap_or_else(|e| panic!("the stdlib: {e}")))
-        })
-        .clone()
-}
 
 /// The emitter queries of tests/probes/emitter_probe.drs for `bench`'s emitters, with the
 /// test's shapes as host functions.
@@ -651,7 +641,7 @@ fn spot_scene(emitter: &str) -> Result<Scene, String> {
          <shape type=\"rectangle\"/>\n{emitter}\n</scene>"
     );
     let path = drs_tests::workspace_root().join("virtual.xml");
-    Scene::load_str(&text, path, &Definitions::new(), library())
+    Scene::load_str(&text, path, &Definitions::new(), stdlib_library())
         .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
 }
 
