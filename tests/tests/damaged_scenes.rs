@@ -172,3 +172,15 @@ fn an_oversized_film_is_a_located_error() {
     let errors = load_and_render(path, &huge).expect_err("the film is refused");
     assert!(errors.iter().all(|e| located(e, path) && e.contains("film is not supported")), "{errors:?}");
 }
+
+/// A film can also fail when the render allocates it (too large for memory, e.g. 60000x60000
+/// on a small machine), so the scene keeps the film element's place for that error.
+#[test]
+fn the_film_keeps_its_place_in_the_file_for_render_errors() {
+    let (path, text) = &scenes()[0];
+    let line = text.lines().position(|l| l.trim_start().starts_with("<film")).expect("a <film> element") + 1;
+    let scene = Scene::load_str(text, path, &Definitions::new(), stdlib_library()).expect("the scene loads");
+    let film = scene.film();
+    assert_eq!(film.location.as_ref().map(|l| l.line as usize), Some(line));
+    assert_eq!(film.element_path, "scene/sensor/film");
+}

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use drs_render::{Gradients, Image, Lanes, Loss, Method, Optimizer, RenderOptions, Scene, Value};
 use serde_json::json;
 
-use crate::render::{fail, load_with_integrator, SceneArgs};
+use crate::render::{fail, fail_render, load_with_integrator, SceneArgs};
 
 /// What `grad` and `optimize` share.
 #[derive(clap::Args)]
@@ -89,9 +89,9 @@ fn loss_and_gradients(
     args: &InverseArgs,
     seed: u32,
 ) -> Result<(f64, Gradients), ExitCode> {
-    let image = scene.render(&options(args, seed)).map_err(fail)?;
+    let image = scene.render(&options(args, seed)).map_err(fail_render)?;
     let (loss, adjoint) = loss_of(args.loss).eval(&image, reference).map_err(fail)?;
-    let gradients = scene.backward(&adjoint, &options(args, seed.wrapping_add(1))).map_err(fail)?;
+    let gradients = scene.backward(&adjoint, &options(args, seed.wrapping_add(1))).map_err(fail_render)?;
     Ok((loss, gradients))
 }
 

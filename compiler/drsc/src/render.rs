@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use drs_render::{Definitions, Lanes, LibraryOptions, PluginLibrary, RenderOptions, Scene, Value};
+use drs_render::{
+    Definitions, Lanes, LibraryOptions, PluginLibrary, RenderError, RenderOptions, Scene, SceneError, Value,
+};
 
 /// What loading a scene needs besides its file.
 #[derive(clap::Args)]
@@ -28,6 +30,23 @@ pub struct SceneArgs {
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::FAILURE
+}
+
+/// Prints scene errors, which carry their own location and `error:`.
+fn fail_scene(errors: Vec<SceneError>) -> ExitCode {
+    for e in errors {
+        eprintln!("{e}");
+    }
+    ExitCode::FAILURE
+}
+
+/// [`fail`] for the runtime's errors; those about the scene file (a film too large for memory,
+/// say) print as scene errors.
+pub fn fail_render(error: RenderError) -> ExitCode {
+    match error {
+        RenderError::Scene(errors) => fail_scene(errors),
+        other => fail(other),
+    }
 }
 
 fn load(args: &SceneArgs) -> Result<Scene, ExitCode> {
@@ -53,12 +72,7 @@ pub fn load_with_integrator(args: &SceneArgs, integrator: Option<(&str, &[(&str,
         }
         None => Scene::load_file(&args.scene, &definitions, library),
     };
-    scene.map_err(|errors| {
-        for e in errors {
-            eprintln!("{e}");
-        }
-        ExitCode::FAILURE
-    })
+    scene.map_err(fail_scene)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -84,7 +98,7 @@ pub fn render(
     let loaded = start.elapsed().as_secs_f64();
     let compile_start = Instant::now();
     if let Err(e) = scene.kernel(lanes) {
-        return fail(e);
+        return fail_render(e);
     }
     let compiled = compile_start.elapsed().as_secs_f64();
 
@@ -106,7 +120,7 @@ pub fn render(
     let render_start = Instant::now();
     let image = match scene.render(&options) {
         Ok(image) => image,
-        Err(e) => return fail(e),
+        Err(e) => return fail_render(e),
     };
     let seconds = render_start.elapsed().as_secs_f64();
     if let Some(bar) = &bar {

@@ -116,7 +116,8 @@ impl Scene {
     /// An empty film of the scene's size and filter, with extra channels after R, G, B.
     pub(crate) fn new_film(&self, extra_channels: Vec<String>) -> Result<Film, RenderError> {
         let film = self.film();
-        Film::new(film.width, film.height, film.filter, extra_channels).map_err(|e| RenderError::Film(e.to_string()))
+        Film::new(film.width, film.height, film.filter, extra_channels)
+            .map_err(|e| RenderError::Scene(vec![film.error(e.to_string())]))
     }
 
     /// The worker pool of a pass.

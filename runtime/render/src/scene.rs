@@ -10,7 +10,7 @@ use drs_geometry::math::Vec3 as GVec3;
 use drs_geometry::{Disk, Geometry, MeshOptions, Shape, Sphere, Transform};
 use drs_ir::Ty;
 use drs_lower::layout::{HostValue, Layout};
-use drs_scene::{Category, Definitions, Object, ObjectId, SceneDesc, SceneError, Value};
+use drs_scene::{Category, Definitions, Location, Object, ObjectId, SceneDesc, SceneError, Value};
 use drs_sema::program::{Derivation, PluginId};
 use drs_sema::types::PluginKind;
 
@@ -39,6 +39,19 @@ pub struct FilmDesc {
     pub width: u32,
     pub height: u32,
     pub filter: ReconstructionFilter,
+    /// Where the film element is (the sensor, for Mitsuba's default film): errors found only
+    /// when the film is allocated, such as a film too large for memory, are reported there.
+    pub location: Option<Location>,
+    pub element_path: String,
+}
+
+impl FilmDesc {
+    /// `message` as an error at the film's element.
+    pub(crate) fn error(&self, message: impl Into<String>) -> SceneError {
+        let mut e = SceneError::new(self.location.clone(), message);
+        e.element_path = Some(self.element_path.clone());
+        e
+    }
 }
 
 /// A scene ready to render.
@@ -751,12 +764,20 @@ fn build_sensor(desc: &SceneDesc, sensor: &Object) -> Result<(PerspectiveCamera,
                     ),
                 ));
             }
-            FilmDesc { width: width as u32, height: height as u32, filter }
+            FilmDesc {
+                width: width as u32,
+                height: height as u32,
+                filter,
+                location: film.location().cloned(),
+                element_path: film.path().to_owned(),
+            }
         }
         None => FilmDesc {
             width: 768,
             height: 576,
             filter: ReconstructionFilter::gaussian(0.5).map_err(|e| error(sensor, e.to_string()))?,
+            location: sensor.location().cloned(),
+            element_path: sensor.path().to_owned(),
         },
     };
     let sampler = match sensor.child(Category::Sampler) {
