@@ -67,7 +67,7 @@ impl Scene {
         let result_count = entry.results().len();
         let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
-        let pool = Scene::thread_pool(options)?;
+        let pool = self.thread_pool(options)?;
 
         // Gradient buffers: only those of enabled parameters are allocated; the others are
         // empty, and the kernel drops adds out of range.

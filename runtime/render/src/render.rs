@@ -6,6 +6,7 @@
 //! and never on the number of threads or the scheduling.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use drs_cranelift::{Buffer, Lanes};
 use drs_film::{Film, Image, ImageBlock, Sampler, Tile, TileOrder};
@@ -91,7 +92,7 @@ impl Scene {
             }
             Ok(())
         };
-        let pool = Scene::thread_pool(options)?;
+        let pool = self.thread_pool(options)?;
         pool.install(|| film.render_tiles(&tiles, render_tile))?;
         Ok(film.develop())
     }
@@ -120,12 +121,20 @@ impl Scene {
             .map_err(|e| RenderError::Scene(vec![film.error(e.to_string())]))
     }
 
-    /// The worker pool of a pass.
-    pub(crate) fn thread_pool(options: &RenderOptions) -> Result<rayon::ThreadPool, RenderError> {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(options.threads.unwrap_or(0))
+    /// The worker pool of a pass, built on the scene's first pass with that thread count and
+    /// kept: a new pool per pass started its threads again every time, and their thread-local
+    /// sample-stream tables grew again from empty.
+    pub(crate) fn thread_pool(&self, options: &RenderOptions) -> Result<Arc<rayon::ThreadPool>, RenderError> {
+        let threads = options.threads.unwrap_or(0);
+        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pools.get(&threads) {
+            return Ok(pool.clone());
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
             .build()
-            .map_err(|e| RenderError::Kernel(format!("cannot start the worker threads: {e}")))
+            .map_err(|e| RenderError::Kernel(format!("cannot start the worker threads: {e}")))?;
+        Ok(pools.entry(threads).or_insert(Arc::new(pool)).clone())
     }
 
     /// Runs every sample of the block's tile through `run(n, args, results)` and splats the

@@ -69,6 +69,8 @@ pub struct Scene {
     pub(crate) film: FilmDesc,
     pub(crate) sampler: Sampler,
     pub(crate) kernels: Mutex<HashMap<(drs_cranelift::Lanes, crate::link::EntryMode), Arc<Kernel>>>,
+    /// Worker pools by requested thread count (0: rayon's default), kept between passes.
+    pub(crate) pools: Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>,
 }
 
 impl Scene {
@@ -249,6 +251,7 @@ impl<'a> SceneBuild<'a> {
             film,
             sampler,
             kernels: Mutex::new(HashMap::new()),
+            pools: Mutex::new(HashMap::new()),
         })
     }
 
