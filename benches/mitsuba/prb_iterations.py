@@ -6,7 +6,8 @@ lang-examples/inverse with Mitsuba's `prb` integrator (llvm_ad_rgb), timed per i
 Renders the target (red wall (0.1, 0.45, 0.6), 256 spp) into TARGET.exr for drsc, then runs
 ITERS iterations of render + L2 loss + backward + Adam step from the scene's own colour. Prints
 the first iteration's time (tracing and compiling included), the median of the others, and the
-peak resident memory of the process.
+peak resident memory of the process. MI_LLVM_WIDTH, MI_LLVM_CPU and MI_LLVM_FEATURES force
+Dr.Jit's code generation (llvm_target.py).
 """
 
 import resource
@@ -17,7 +18,10 @@ import time
 import drjit as dr
 import mitsuba as mi
 
+from llvm_target import set_llvm_target_from_env
+
 mi.set_variant("llvm_ad_rgb")
+target_description = set_llvm_target_from_env()
 scene_path, target_path, iters, res, spp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 scene = mi.load_file(scene_path, resx=res, resy=res, max_depth="8", integrator="prb")
 params = mi.traverse(scene)
@@ -47,4 +51,4 @@ for it in range(iters):
     times.append(time.perf_counter() - start)
 peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(f"mitsuba prb: first {times[0]:.3f} s, median {statistics.median(times[1:]):.3f} s/iteration, "
-      f"peak {peak_mib:.0f} MiB, red {list(params[key])}")
+      f"peak {peak_mib:.0f} MiB, red {list(params[key])} ({target_description})")
