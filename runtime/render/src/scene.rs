@@ -41,7 +41,9 @@ pub struct FilmDesc {
     pub filter: ReconstructionFilter,
     /// Where the film element is (the sensor, for Mitsuba's default film): errors found only
     /// when the film is allocated, such as a film too large for memory, are reported there.
+    /// `None` for a scene built in code.
     pub location: Option<Location>,
+    /// That element's path in the scene tree, e.g. `scene/sensor/film`.
     pub element_path: String,
 }
 
