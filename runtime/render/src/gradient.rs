@@ -17,7 +17,7 @@ use drs_film::{fold_in_order, Film, Image, ImageBlock, TileOrder};
 
 use crate::error::RenderError;
 use crate::link::EntryMode;
-use crate::render::{tile_count, tile_size, RenderOptions, ARGS, BATCH};
+use crate::render::{batch_lanes, tile_count, tile_size, RenderOptions, ARGS};
 use crate::scene::Scene;
 
 /// Suffix of the gradient buffer of a parameter buffer (spec/derivatives.md § Scene parameters).
@@ -127,8 +127,9 @@ impl Scene {
                         }
                     })
                     .collect();
-                let mut args = vec![0u32; (ARGS + adjoint_args) * BATCH];
-                let mut results = vec![0u32; result_count * BATCH];
+                let lanes = batch_lanes(tile, spp);
+                let mut args = vec![0u32; (ARGS + adjoint_args) * lanes];
+                let mut results = vec![0u32; result_count * lanes];
                 self.for_each_batch(tile, &sampler, spp, |n, primal, positions| {
                     let args = &mut args[..(ARGS + adjoint_args) * n];
                     args[..ARGS * n].copy_from_slice(primal);

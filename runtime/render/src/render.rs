@@ -18,6 +18,12 @@ use crate::scene::Scene;
 
 /// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
 pub(crate) const BATCH: usize = 256;
+/// The lanes of a tile's largest batch: a tile of a low-spp pass (64 samples for 8x8 pixels at
+/// 1 spp) needs buffers for its own samples, not for a whole [`BATCH`].
+pub(crate) fn batch_lanes(tile: Tile, spp: u32) -> usize {
+    BATCH.min(tile.width as usize * tile.height as usize * spp as usize)
+}
+
 /// Film tiles per render at least. A render ends when its last tile does, so the tiles must be
 /// small next to each thread's share: with 64 tiles of 32 pixels for a 256x256 film, 16 threads
 /// rendered 7–14% slower than with 1024 tiles of 8 (docs/benchmarks.md, session 21).
@@ -148,7 +154,7 @@ impl Scene {
     ) -> Result<(), RenderError> {
         let aov_values = self.aovs.as_ref().map(|a| a.values.as_slice()).unwrap_or_default();
         let width = self.result_width();
-        let mut results = vec![0u32; width * BATCH];
+        let mut results = vec![0u32; width * batch_lanes(block.tile(), spp)];
         let mut extra = vec![0f32; aov_values.len()];
         self.for_each_batch(block.tile(), sampler, spp, |n, args, positions| {
             let results = &mut results[..width * n];
@@ -179,8 +185,9 @@ impl Scene {
         let total = pixels.len() * spp as usize;
         let (width, height) = (self.film.width, self.film.height);
         let instance = self.integrator.1;
-        let mut args = vec![0u32; ARGS * BATCH];
-        let mut positions = vec![[0f32; 2]; BATCH];
+        let lanes = batch_lanes(tile, spp);
+        let mut args = vec![0u32; ARGS * lanes];
+        let mut positions = vec![[0f32; 2]; lanes];
         for start in (0..total).step_by(BATCH) {
             let n = BATCH.min(total - start);
             let args = &mut args[..ARGS * n];
@@ -229,7 +236,17 @@ impl Scene {
 mod tests {
     use drs_film::{Film, ReconstructionFilter};
 
-    use super::tile_size;
+    use super::{batch_lanes, tile_size, BATCH};
+
+    /// A batch never has more lanes than its tile has samples, nor more than BATCH.
+    #[test]
+    fn batches_are_sized_by_the_tile_samples() {
+        let tile = |width, height| drs_film::Tile { x: 0, y: 0, width, height };
+        assert_eq!(batch_lanes(tile(8, 8), 1), 64);
+        assert_eq!(batch_lanes(tile(8, 7), 2), 112);
+        assert_eq!(batch_lanes(tile(8, 8), 16), BATCH);
+        assert_eq!(batch_lanes(tile(32, 32), 1), BATCH);
+    }
 
     /// Small films get small tiles, enough of them to keep every thread busy to the end; large
     /// films keep tiles of 32 pixels, so that their blocks' borders stay a small overhead.
