@@ -18,6 +18,7 @@ use crate::scene::Scene;
 
 /// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
 pub(crate) const BATCH: usize = 256;
+
 /// The lanes of a tile's largest batch: a tile of a low-spp pass (64 samples for 8x8 pixels at
 /// 1 spp) needs buffers for its own samples, not for a whole [`BATCH`].
 pub(crate) fn batch_lanes(tile: Tile, spp: u32) -> usize {
