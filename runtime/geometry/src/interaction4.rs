@@ -20,7 +20,11 @@ pub const LANES: usize = 4;
 
 /// Four surface interactions as columns: component `c` of lane `l` is `field[c][l]`. Lanes
 /// without a hit hold unspecified values.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// Laid out as [`Self::COLUMNS`] columns of four 32-bit lanes in field order, so that a caller can
+/// have the interactions written straight into such columns ([`Self::from_columns_mut`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct SurfaceInteraction4 {
     pub t: [f32; LANES],
     pub p: [[f32; LANES]; 3],
@@ -35,7 +39,21 @@ pub struct SurfaceInteraction4 {
     pub prim_index: [u32; LANES],
 }
 
+// SAFETY: `repr(C)` arrays of f32 and u32 only: no padding, and every bit pattern is valid.
+unsafe impl bytemuck::Zeroable for SurfaceInteraction4 {}
+unsafe impl bytemuck::Pod for SurfaceInteraction4 {}
+const _: () = assert!(std::mem::size_of::<SurfaceInteraction4>() == SurfaceInteraction4::COLUMNS * LANES * 4);
+
 impl SurfaceInteraction4 {
+    /// Its columns: `t`, `p`, `n`, `uv`, `sh_frame`, `dp_du`, `dp_dv`, `wi`, `shape_index` and
+    /// `prim_index`.
+    pub const COLUMNS: usize = 29;
+
+    /// Columns of u32 bits viewed as the interactions they hold.
+    pub fn from_columns_mut(columns: &mut [[u32; LANES]; Self::COLUMNS]) -> &mut SurfaceInteraction4 {
+        bytemuck::cast_mut(columns)
+    }
+
     /// Lane `lane` as a scalar interaction.
     pub fn lane(&self, lane: usize) -> SurfaceInteraction {
         let v3 = |c: &[[f32; LANES]; 3]| Vec3::new(c[0][lane], c[1][lane], c[2][lane]);
@@ -81,13 +99,19 @@ impl SurfaceInteraction4 {
 }
 
 impl Geometry {
-    /// The surface interactions of the hits that [`Geometry::intersect`] returned for `rays`,
-    /// lane by lane equal to [`Geometry::surface_interaction`]; lanes whose hit is `None` are
-    /// left unspecified.
+    /// Writes to `out` the surface interactions of the hits that [`Geometry::intersect`]
+    /// returned for `rays`, lane by lane equal to [`Geometry::surface_interaction`]; lanes whose
+    /// hit is `None` get unspecified values. (Written in place: returned, the interactions were
+    /// copied twice on their way to the kernel.)
     ///
     /// # Panics
     /// If a hit names a shape or primitive that this geometry does not have.
-    pub fn surface_interactions(&self, rays: &[Ray; LANES], hits: &[Option<Hit>; LANES]) -> SurfaceInteraction4 {
+    pub fn surface_interactions(
+        &self,
+        rays: &[Ray; LANES],
+        hits: &[Option<Hit>; LANES],
+        out: &mut SurfaceInteraction4,
+    ) {
         let mut triangles = TriangleLanes::default();
         let mut scalar = [None; LANES];
         for (lane, (ray, hit)) in rays.iter().zip(hits).enumerate() {
@@ -97,13 +121,12 @@ impl Geometry {
                 other => scalar[lane] = Some(analytic_interaction(other, ray, hit)),
             }
         }
-        let mut out = triangles.interactions();
+        triangles.interactions(out);
         for (lane, si) in scalar.iter().enumerate() {
             if let Some(si) = si {
                 out.set_lane(lane, si);
             }
         }
-        out
     }
 }
 
@@ -229,7 +252,7 @@ impl TriangleLanes {
 
     /// `TriangleMesh::surface_interaction` and `shading_frame`, four lanes at once; both
     /// sides of each branch are computed and blended.
-    fn interactions(&self) -> SurfaceInteraction4 {
+    fn interactions(&self, out: &mut SurfaceInteraction4) {
         let mask = |bits: [u32; LANES]| f32x4::from(bits.map(f32::from_bits));
         let (has_normals, has_uvs) = (mask(self.has_normals), mask(self.has_uvs));
         let [p0, p1, p2] = self.positions.each_ref().map(V3::from_columns);
@@ -258,7 +281,7 @@ impl TriangleLanes {
         let (s, t) = shading_tangents(shading_n, dp_du);
         let wi_from = V3::from_columns(&self.direction).neg();
         let wi = V3::new(wi_from.dot(s), wi_from.dot(t), wi_from.dot(shading_n));
-        SurfaceInteraction4 {
+        *out = SurfaceInteraction4 {
             t: self.t,
             p: interpolate([p0, p1, p2]).to_columns(),
             n: n.to_columns(),
@@ -269,7 +292,7 @@ impl TriangleLanes {
             wi: wi.to_columns(),
             shape_index: self.shape_index,
             prim_index: self.prim_index,
-        }
+        };
     }
 }
 

@@ -10,7 +10,7 @@ use common::{assert_close, assert_vec2_close, assert_vec3_close, Rng};
 use drs_geometry::math::{Mat4, Quat, Vec2, Vec3};
 use drs_geometry::{
     cube, cube_data, rectangle, Disk, Geometry, MeshData, MeshOptions, Ray, Shape, Sphere, SurfaceInteraction,
-    Transform, TriangleMesh,
+    SurfaceInteraction4, Transform, TriangleMesh,
 };
 
 fn transform(matrix: Mat4) -> Transform {
@@ -351,7 +351,8 @@ fn four_lane_interactions_equal_the_scalar_ones_bit_for_bit() {
             Ray::new(o, (target - o) * rng.range(0.2, 3.0))
         });
         let hits = rays.each_ref().map(|ray| geometry.intersect(ray));
-        let quad = geometry.surface_interactions(&rays, &hits);
+        let mut quad = SurfaceInteraction4::default();
+        geometry.surface_interactions(&rays, &hits, &mut quad);
         for (lane, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
             match hit {
                 Some(hit) => {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use drs_cranelift::{Externs, LaneArgs, Quad};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
-use drs_geometry::{Ray, SurfaceInteraction};
+use drs_geometry::{Ray, SurfaceInteraction, SurfaceInteraction4};
 use drs_lower::{FnLayout, LoweredProgram};
 
 use crate::link::NULL_HANDLE;
@@ -48,10 +48,9 @@ fn derive_stream(streams: &mut Vec<SampleStream>, handle: u32, derive: impl Fn(&
 }
 
 /// Fields of `SurfaceInteraction` (stdlib/types.drs) in declaration order, in which
-/// [`intersect_quad`] fills them.
+/// [`intersect_quad`] fills them: first the columns of [`SurfaceInteraction4`] in its field order.
 const SI_FIELDS: [&str; 33] = [
     "t",
-    "time",
     "p.x",
     "p.y",
     "p.z",
@@ -80,6 +79,7 @@ const SI_FIELDS: [&str; 33] = [
     "wi.z",
     "shape_id",
     "prim_index",
+    "time",
     "bsdf",
     "emitter",
     "valid",
@@ -133,55 +133,42 @@ fn lane_ray(a: LaneArgs) -> Ray {
 }
 
 /// `Scene::intersect` for the four lanes of `quad`: each active lane's closest hit, their
-/// surface interactions computed together, written as the fields of `SurfaceInteraction` in
-/// declaration order ([`SI_FIELDS`]).
+/// surface interactions computed together and written in place as the fields of
+/// `SurfaceInteraction` in declaration order ([`SI_FIELDS`], which starts with the columns of
+/// [`SurfaceInteraction4`]).
 fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad) {
     let arg = |p: usize| quad.arg(1 + p).map(f);
-    let (o, d, maxt) = ([arg(0), arg(1), arg(2)], [arg(3), arg(4), arg(5)], arg(6));
+    let (o, d, maxt, time) = ([arg(0), arg(1), arg(2)], [arg(3), arg(4), arg(5)], arg(6), quad.arg(8));
     let lane_vec3 = |c: &[[f32; 4]; 3], l: usize| Vec3::new(c[0][l], c[1][l], c[2][l]);
     let rays: [Ray; 4] = std::array::from_fn(|l| Ray::with_maxt(lane_vec3(&o, l), lane_vec3(&d, l), maxt[l]));
     let active = quad.active();
     let hits = std::array::from_fn(|l| if active & (1 << l) != 0 { scene.geometry.intersect(&rays[l]) } else { None });
-    let mut si = scene.geometry.surface_interactions(&rays, &hits);
-    let mut handles = [[0; 4]; 3];
-    for (lane, hit) in hits.iter().enumerate() {
-        let [bsdf, emitter, valid] = &mut handles;
-        match hit {
-            Some(hit) => {
-                let shape = hit.shape_index as usize;
-                bsdf[lane] = scene.shape_bsdfs.get(shape).copied().unwrap_or(NULL_HANDLE);
-                emitter[lane] = scene.shape_emitters.get(shape).copied().unwrap_or(NULL_HANDLE);
-                valid[lane] = 1;
-            }
-            None => {
-                // Mitsuba's miss: t = inf, wi = -d in world space, the environment as emitter.
-                let ray = &rays[lane];
-                si.set_lane(
-                    lane,
-                    &SurfaceInteraction { t: f32::INFINITY, wi: -ray.d, ..SurfaceInteraction::default() },
-                );
-                (bsdf[lane], emitter[lane], valid[lane]) = (NULL_HANDLE, scene.environment, 0);
+    quad.write_columns(0, |columns: &mut [[u32; 4]; SI_FIELDS.len()]| {
+        let (interactions, rest) = columns.split_at_mut(SurfaceInteraction4::COLUMNS);
+        let si = SurfaceInteraction4::from_columns_mut(interactions.try_into().expect("the interaction's columns"));
+        scene.geometry.surface_interactions(&rays, &hits, si);
+        let [time_column, bsdf, emitter, valid] = rest else { unreachable!("SI_FIELDS has four more fields") };
+        *time_column = time;
+        for (lane, hit) in hits.iter().enumerate() {
+            match hit {
+                Some(hit) => {
+                    let shape = hit.shape_index as usize;
+                    bsdf[lane] = scene.shape_bsdfs.get(shape).copied().unwrap_or(NULL_HANDLE);
+                    emitter[lane] = scene.shape_emitters.get(shape).copied().unwrap_or(NULL_HANDLE);
+                    valid[lane] = 1;
+                }
+                None => {
+                    // Mitsuba's miss: t = inf, wi = -d in world space, the environment as emitter.
+                    let ray = &rays[lane];
+                    si.set_lane(
+                        lane,
+                        &SurfaceInteraction { t: f32::INFINITY, wi: -ray.d, ..SurfaceInteraction::default() },
+                    );
+                    (bsdf[lane], emitter[lane], valid[lane]) = (NULL_HANDLE, scene.environment, 0);
+                }
             }
         }
-    }
-    // The columns in `SI_FIELDS` order, handed over with one copy.
-    let mut columns = [[0u32; 4]; SI_FIELDS.len()];
-    let floats = |columns: &mut [[u32; 4]], values: &[[f32; 4]]| {
-        for (column, value) in columns.iter_mut().zip(values) {
-            *column = value.map(f32::to_bits);
-        }
-    };
-    floats(&mut columns[0..1], &[si.t]);
-    columns[1] = quad.arg(8);
-    floats(&mut columns[2..5], &si.p);
-    floats(&mut columns[5..8], &si.n);
-    floats(&mut columns[8..10], &si.uv);
-    floats(&mut columns[10..19], si.sh_frame.as_flattened());
-    floats(&mut columns[19..22], &si.dp_du);
-    floats(&mut columns[22..25], &si.dp_dv);
-    floats(&mut columns[25..28], &si.wi);
-    columns[28..].copy_from_slice(&[si.shape_index, si.prim_index, handles[0], handles[1], handles[2]]);
-    quad.set_columns(0, &columns);
+    });
 }
 
 /// Binds every host function the kernel declares.
@@ -273,5 +260,33 @@ mod tests {
         assert!(check_fields(&program, "probe", &["b", "a.x"]).is_err());
         let missing = check_fields(&program, "absent", &["b"]).unwrap_err();
         assert_eq!(missing.message, "not declared by the stdlib");
+    }
+
+    /// `intersect_quad` writes a `SurfaceInteraction4` straight into the first columns of the
+    /// result, so its fields must lie in the order of the first `SI_FIELDS`.
+    #[test]
+    fn surface_interaction_columns_are_the_first_si_fields() {
+        let mut columns = [[0u32; 4]; SurfaceInteraction4::COLUMNS];
+        let vec3 = |first: f32| Vec3::new(first, first + 1.0, first + 2.0);
+        let si = SurfaceInteraction {
+            t: 1.0,
+            p: vec3(2.0),
+            n: vec3(5.0),
+            uv: Vec2::new(8.0, 9.0),
+            sh_frame: drs_geometry::Frame { s: vec3(10.0), t: vec3(13.0), n: vec3(16.0) },
+            dp_du: vec3(19.0),
+            dp_dv: vec3(22.0),
+            wi: vec3(25.0),
+            shape_index: 28,
+            prim_index: 29,
+        };
+        SurfaceInteraction4::from_columns_mut(&mut columns).set_lane(2, &si);
+        let written: Vec<u32> = columns.iter().map(|column| column[2]).collect();
+        let expected: Vec<u32> = (1..=27).map(|i| (i as f32).to_bits()).chain([28, 29]).collect();
+        assert_eq!(written, expected);
+        assert_eq!(
+            SI_FIELDS[SurfaceInteraction4::COLUMNS - 3..SurfaceInteraction4::COLUMNS],
+            ["wi.z", "shape_id", "prim_index"]
+        );
     }
 }

@@ -269,6 +269,26 @@ impl Quad<'_> {
         self.set_columns(result, &[values]);
     }
 
+    /// Has `write` set results `first..first + N` of the four lanes, one column of four per
+    /// result: in place for a group of four lanes, through a copy otherwise. (For many results,
+    /// writing them in place saves a copy of all of them over [`Quad::set_columns`].)
+    ///
+    /// # Panics
+    /// If the extern has fewer than `first + N` results.
+    #[inline]
+    pub fn write_columns<const N: usize>(&mut self, first: usize, write: impl FnOnce(&mut [[u32; 4]; N])) {
+        if self.lanes != 4 {
+            let mut columns = [[0; 4]; N];
+            write(&mut columns);
+            self.set_columns(first, &columns);
+            return;
+        }
+        let (columns, _) = self.results[first * 4..(first + N) * 4].as_chunks_mut::<4>();
+        write(columns.try_into().expect("N columns"));
+        let set = u64::MAX.checked_shr(64 - N as u32).unwrap_or(0);
+        self.written |= set.checked_shl(first as u32).unwrap_or(0);
+    }
+
     /// Sets results `first..first + columns.len()` of the four lanes, one column of four per
     /// result. For a group of four lanes, whose results sit column after column, this is one
     /// copy: an extern with many results (a surface interaction has 33) should write them
