@@ -15,7 +15,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, LaneArgs, Quad};
+use drs_cranelift::{Externs, Quad};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
 use drs_geometry::{Ray, SurfaceInteraction, SurfaceInteraction4};
@@ -124,10 +124,10 @@ fn f(bits: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-/// The `Ray` argument of a `Scene` method (parameters 1..9, after the scene handle: `o`, `d`,
-/// `maxt`, then `time`, which a ray test does not need).
-fn lane_ray(a: LaneArgs) -> Ray {
-    let arg = |p: usize| f(a.get(1 + p));
+/// The `Ray` argument of a `Scene` method from the method's first eight arguments: the scene
+/// handle, then the ray's `o`, `d` and `maxt` (its `time`, argument 8, is not needed here).
+fn lane_ray(a: [u32; 8]) -> Ray {
+    let arg = |p: usize| f(a[1 + p]);
     let vec3 = |p: usize| Vec3::new(arg(p), arg(p + 1), arg(p + 2));
     Ray::with_maxt(vec3(0), vec3(3), arg(6))
 }
@@ -188,12 +188,14 @@ pub(crate) fn bind(
         match name {
             "Sampler::next_1d" => externs.bind_group(name, |g| {
                 with_streams(|st| {
-                    g.map_lanes(|a| [st.get_mut(a.get(0) as usize).map_or(0.0, |s| s.next_1d()).to_bits()])
+                    g.map_lanes(|[stream]| [st.get_mut(stream as usize).map_or(0.0, |s| s.next_1d()).to_bits()])
                 })
             }),
             "Sampler::next_2d" => externs.bind_group(name, |g| {
                 with_streams(|st| {
-                    g.map_lanes(|a| st.get_mut(a.get(0) as usize).map_or([0.0; 2], |s| s.next_2d()).map(f32::to_bits))
+                    g.map_lanes(|[stream]| {
+                        st.get_mut(stream as usize).map_or([0.0; 2], |s| s.next_2d()).map(f32::to_bits)
+                    })
                 })
             }),
             "Sampler::clone" => externs.bind(name, |args, out| {
@@ -212,25 +214,25 @@ pub(crate) fn bind(
             "shape_sample_position" => {
                 check_fields(program, name, &PS_FIELDS)?;
                 externs.bind_group(name, move |g| {
-                    g.map_lanes(|a| {
-                        let mut v = [0u32; 11];
-                        v[8] = a.get(1);
-                        if let Some(shape) = s.geometry.shapes().get(a.get(0) as usize) {
-                            let ps = shape.sample_position(Vec2::new(f(a.get(2)), f(a.get(3))));
+                    g.map_lanes(|[shape, time, u, v]| {
+                        let mut out = [0u32; 11];
+                        out[8] = time;
+                        if let Some(shape) = s.geometry.shapes().get(shape as usize) {
+                            let ps = shape.sample_position(Vec2::new(f(u), f(v)));
                             for (i, x) in
                                 [ps.p.x, ps.p.y, ps.p.z, ps.n.x, ps.n.y, ps.n.z, ps.uv.x, ps.uv.y].iter().enumerate()
                             {
-                                v[i] = x.to_bits();
+                                out[i] = x.to_bits();
                             }
-                            v[9] = ps.pdf.to_bits();
+                            out[9] = ps.pdf.to_bits();
                         }
-                        v
+                        out
                     })
                 })
             }
             "shape_pdf_position" => externs.bind_group(name, move |g| {
-                g.map_lanes(|a| {
-                    let shape = s.geometry.shapes().get(a.get(0) as usize);
+                g.map_lanes(|[shape]| {
+                    let shape = s.geometry.shapes().get(shape as usize);
                     [shape.map_or(0.0, |shape| shape.pdf_position()).to_bits()]
                 })
             }),

@@ -165,31 +165,39 @@ impl LaneGroup<'_> {
         }
     }
 
-    /// Runs `f` for each active lane, in increasing order, with that lane's arguments, and
-    /// makes the `R` values it returns results `0..R` of the lane; every other result is zero.
-    /// The lanes of a result sit side by side and the lane count is a constant here, so the
-    /// writes need no index arithmetic or bounds checks: for externs with many results (a
-    /// surface interaction has 33) this is several times cheaper than [`LaneGroup::set`].
+    /// Runs `f` for each active lane, in increasing order, with that lane's first `P` arguments,
+    /// and makes the `R` values it returns results `0..R` of the lane; every other result is
+    /// zero. The lanes of a result sit side by side and the lane and argument counts are
+    /// constants here, so the reads and writes need no index arithmetic or bounds checks: for
+    /// externs with many results (a surface interaction has 33) this is several times cheaper
+    /// than [`LaneGroup::set`].
     ///
     /// # Panics
-    /// If the extern has fewer than `R` results, or the group another lane count than compiled code
-    /// uses (1, 4 or 8); the trampoline reports either as [`Error::ExternPanicked`].
-    pub fn map_lanes<const R: usize>(&mut self, f: impl FnMut(LaneArgs<'_>) -> [u32; R]) {
+    /// If the extern has fewer than `P` parameters or `R` results, or the group another lane
+    /// count than compiled code uses (1, 4 or 8); the trampoline reports either as
+    /// [`Error::ExternPanicked`].
+    pub fn map_lanes<const P: usize, const R: usize>(&mut self, f: impl FnMut([u32; P]) -> [u32; R]) {
         match self.lanes {
-            1 => self.map_lanes_of::<1, R>(f),
-            4 => self.map_lanes_of::<4, R>(f),
-            8 => self.map_lanes_of::<8, R>(f),
+            1 => self.map_lanes_of::<1, P, R>(f),
+            4 => self.map_lanes_of::<4, P, R>(f),
+            8 => self.map_lanes_of::<8, P, R>(f),
             lanes => panic!("a group of {lanes} lanes: compiled code calls with 1, 4 or 8"),
         }
     }
 
-    fn map_lanes_of<const L: usize, const R: usize>(&mut self, mut f: impl FnMut(LaneArgs<'_>) -> [u32; R]) {
-        let (args, active) = (self.args, self.active);
+    fn map_lanes_of<const L: usize, const P: usize, const R: usize>(
+        &mut self,
+        mut f: impl FnMut([u32; P]) -> [u32; R],
+    ) {
+        let active = self.active;
+        assert!(P * L <= self.args.len(), "{P} arguments read, the extern has {}", self.args.len() / L);
+        let args = &self.args[..P * L];
         let (columns, _) = self.results.as_chunks_mut::<L>();
         assert!(R <= columns.len(), "{R} results written, the extern has {}", columns.len());
         let (written, others) = columns.split_at_mut(R);
         for lane in 0..L {
-            let values = if active & (1 << lane) != 0 { f(LaneArgs { args, lanes: L, lane }) } else { [0; R] };
+            let values =
+                if active & (1 << lane) != 0 { f(std::array::from_fn(|p| args[p * L + lane])) } else { [0; R] };
             for (column, bits) in written.iter_mut().zip(values) {
                 column[lane] = bits;
             }
@@ -316,22 +324,6 @@ impl Quad<'_> {
         // (The copy above has checked that these results exist; map_quads allows at most 64.)
         let set = u64::MAX.checked_shr(64 - columns.len() as u32).unwrap_or(0);
         self.written |= set.checked_shl(first as u32).unwrap_or(0);
-    }
-}
-
-/// The arguments of one lane of a [`LaneGroup`] (see [`LaneGroup::map_lanes`]).
-#[derive(Clone, Copy)]
-pub struct LaneArgs<'a> {
-    args: &'a [u32],
-    lanes: usize,
-    lane: usize,
-}
-
-impl LaneArgs<'_> {
-    /// Parameter `param` as u32 bits.
-    #[inline]
-    pub fn get(&self, param: usize) -> u32 {
-        self.args[param * self.lanes + self.lane]
     }
 }
 

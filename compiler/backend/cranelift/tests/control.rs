@@ -565,8 +565,8 @@ fn extern_calls_per_active_lane() {
 /// A group closure sees one call per lane group with the active lanes of the branch it is
 /// called from, reads arguments and writes results by (index, lane), lane by lane
 /// (`map_lanes`) or four lanes at a time (`map_quads`, which zeroes results left unset; one
-/// result at a time or all with one `set_columns`), and gets the same answers as the per-lane
-/// binding.
+/// result at a time, all with one `set_columns`, or written in place with `write_columns`), and
+/// gets the same answers as the per-lane binding.
 #[test]
 fn group_externs_see_the_active_lanes_of_a_group() {
     let mut m = Module {
@@ -611,8 +611,9 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         ByLane,
         ByQuad,
         ByColumns,
+        InPlace,
     }
-    let styles = [Style::Indexed, Style::ByLane, Style::ByQuad, Style::ByColumns];
+    let styles = [Style::Indexed, Style::ByLane, Style::ByQuad, Style::ByColumns, Style::InPlace];
     for (mode, style) in Lanes::ALL.into_iter().flat_map(|mode| styles.map(|s| (mode, s))) {
         let jit = Jit::compile(&m, mode).unwrap();
         let k = jit.function("grouped").unwrap();
@@ -624,20 +625,21 @@ fn group_externs_see_the_active_lanes_of_a_group() {
             c.fetch_add(1, Ordering::Relaxed);
             match style {
                 Style::ByLane => {
-                    return g.map_lanes(|a| {
+                    return g.map_lanes(|[x, k, flag]| {
                         r.fetch_add(1, Ordering::Relaxed);
-                        affine(a.get(0), a.get(1), a.get(2))
+                        affine(x, k, flag)
                     })
                 }
-                Style::ByQuad | Style::ByColumns => {
+                Style::ByQuad | Style::ByColumns | Style::InPlace => {
                     return g.map_quads(|q| {
                         r.fetch_add(q.active().count_ones(), Ordering::Relaxed);
                         let [x, k, flag] = [0, 1, 2].map(|p| q.arg(p));
                         let out: [[u32; 2]; 4] = std::array::from_fn(|l| affine(x[l], k[l], flag[l]));
                         let columns = [out.map(|o| o[0]), out.map(|o| o[1])];
-                        if let Style::ByColumns = style {
-                            q.set_columns(0, &columns);
-                            return;
+                        match style {
+                            Style::ByColumns => return q.set_columns(0, &columns),
+                            Style::InPlace => return q.write_columns(0, |c: &mut [[u32; 4]; 2]| *c = columns),
+                            _ => {}
                         }
                         q.set(0, columns[0]);
                         // All-zero flags are left to the zeroing of unset results.
@@ -791,7 +793,7 @@ fn errors_are_values() {
     k.call(&[1, 2, 3, 4], &mut out, &[], &ext).unwrap();
     // A group closure that writes more results than the extern has.
     let mut ext = jit.externs();
-    ext.bind_group("host", |g| g.map_lanes(|a| [a.get(0), 0])).unwrap();
+    ext.bind_group("host", |g| g.map_lanes(|[x]| [x, 0])).unwrap();
     assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
     let mut ext = jit.externs();
     ext.bind_group("host", |g| g.map_quads(|q| q.set(1, [0; 4]))).unwrap();

@@ -155,9 +155,9 @@ fn the_loop_runs_with_full_groups() {
         let (c, l) = (calls.clone(), lanes_run.clone());
         ext.bind_group("bounce", move |g| {
             c.fetch_add(1, Ordering::Relaxed);
-            g.map_lanes(|a| {
+            g.map_lanes(|[x]| {
                 l.fetch_add(1, Ordering::Relaxed);
-                [a.get(0)]
+                [x]
             })
         })
         .unwrap();
