@@ -1476,15 +1476,16 @@ impl<'a, 'b> Translator<'a, 'b> {
                 Ok(V::U(x))
             }
             V::P(ip) => {
-                let mut out = self.gather(base, len, ip);
-                for p in out.iter_mut().take(self.shape.parts) {
+                let bits = self.gather(base, len, ip);
+                let mut out = [self.vconst(elem, 0); 2];
+                for (p, bits) in out.iter_mut().zip(bits).take(self.shape.parts) {
                     *p = match elem {
-                        Ty::F32 => self.b.ins().bitcast(types::F32X4, little(), *p),
+                        Ty::F32 => self.b.ins().bitcast(types::F32X4, little(), bits),
                         Ty::Bool => {
                             let z = self.vconst(Ty::I32, 0);
-                            self.b.ins().icmp(IntCC::NotEqual, *p, z)
+                            self.b.ins().icmp(IntCC::NotEqual, bits, z)
                         }
-                        _ => *p,
+                        _ => bits,
                     };
                 }
                 Ok(V::P(out))
@@ -1506,7 +1507,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let len = self.b.ins().umin(len, max);
         let len = self.b.ins().ireduce(types::I32, len);
         let len = self.b.ins().splat(types::I32X4, len);
-        let mut out = indices;
+        let zero = self.vconst(Ty::I32, 0);
+        let mut out = [zero; 2];
         for (part, out) in out.iter_mut().enumerate().take(self.shape.parts) {
             let in_range = self.b.ins().icmp(IntCC::UnsignedLessThan, indices[part], len);
             let in_range = self.b.ins().bor(in_range, long);
