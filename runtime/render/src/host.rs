@@ -144,10 +144,9 @@ fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad) {
     let active = quad.active();
     let hits = std::array::from_fn(|l| if active & (1 << l) != 0 { scene.geometry.intersect(&rays[l]) } else { None });
     quad.write_columns(0, |columns: &mut [[u32; 4]; SI_FIELDS.len()]| {
-        let (interactions, rest) = columns.split_at_mut(SurfaceInteraction4::COLUMNS);
-        let si = SurfaceInteraction4::from_columns_mut(interactions.try_into().expect("the interaction's columns"));
+        let [interactions @ .., time_column, bsdf, emitter, valid] = columns;
+        let si = SurfaceInteraction4::from_columns_mut(interactions);
         scene.geometry.surface_interactions(&rays, &hits, si);
-        let [time_column, bsdf, emitter, valid] = rest else { unreachable!("SI_FIELDS has four more fields") };
         *time_column = time;
         for (lane, hit) in hits.iter().enumerate() {
             match hit {
