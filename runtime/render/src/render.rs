@@ -141,7 +141,9 @@ impl Scene {
             .num_threads(threads)
             .build()
             .map_err(|e| RenderError::Kernel(format!("cannot start the worker threads: {e}")))?;
-        Ok(pools.entry(threads).or_insert(Arc::new(pool)).clone())
+        let pool = Arc::new(pool);
+        pools.insert(threads, pool.clone());
+        Ok(pool)
     }
 
     /// Runs every sample of the block's tile through `run(n, args, results)` and splats the
