@@ -340,8 +340,11 @@ fn grad_prints_json_gradients() {
     for (p, r) in values[0].iter().zip(&values[1]) {
         assert!((p - r).abs() <= 1e-4 * r.abs() + 1e-9, "prb {:?} vs path-ad {:?}", values[0], values[1]);
     }
-    // rb's own radiance estimates make it differ from prb a little, rb-biased a lot.
-    assert!(values[2].iter().zip(&values[0]).all(|(r, p)| r != p && (r - p).abs() < 0.2 * p.abs()), "{values:?}");
+    // rb's own radiance estimates make it differ from prb a little, rb-biased a lot. That noise
+    // scales with the gradient as a whole, so it is bounded by its largest component (green's is
+    // a hundredth of red's and may differ by more than a fifth of itself).
+    let scale = values[0].iter().fold(0.0f64, |m, p| m.max(p.abs()));
+    assert!(values[2].iter().zip(&values[0]).all(|(r, p)| r != p && (r - p).abs() < 0.2 * scale), "{values:?}");
     // Biased RB keeps the signs of the components that matter, red and blue (green's gradient
     // is 100 times smaller, noise around zero whose sign the biased estimate need not keep).
     assert!([0, 2].iter().all(|&c| values[3][c] * values[0][c] > 0.0 && values[3][c] != values[0][c]), "{values:?}");

@@ -209,6 +209,35 @@ fn mesh_samples_take_face_normals_and_texture_coordinates() {
     }
 }
 
+/// A rectangle maps the sample affinely onto itself as Mitsuba's analytic rectangle does: the
+/// point is `to_world((2u − 1, 2v − 1, 0))`, uv is the sample, and the normal is the one its
+/// triangles are hit with, also when mirrored or flipped. Without area it has zero density.
+#[test]
+fn rectangles_sample_their_parallelogram_directly() {
+    let sheared =
+        Mat4::from_cols_array(&[2.0, 0.5, 0.0, 0.0, 0.3, 1.5, 0.4, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, -2.0, 3.0, 1.0]);
+    let mirrored = Mat4::from_scale(Vec3::new(-1.0, 2.0, 1.0));
+    let mut rng = Rng::new(25);
+    for (matrix, flip) in [(sheared, false), (sheared, true), (mirrored, false), (mirrored, true)] {
+        let to_world = Transform::new(matrix).unwrap();
+        let mesh = rectangle(&to_world, flip).unwrap();
+        let [p0, p1, p2] = mesh.triangle_positions(1);
+        let hit_normal = (p1 - p0).cross(p2 - p0).normalize();
+        let shape: Shape = mesh.into();
+        for _ in 0..100 {
+            let sample = rng.vec2();
+            let s = shape.sample_position(sample);
+            assert_vec3_close(s.p, to_world.point(Vec3::new(2.0 * sample.x - 1.0, 2.0 * sample.y - 1.0, 0.0)), 1e-5);
+            assert_eq!(s.uv, sample);
+            assert_vec3_close(s.n, hit_normal, 1e-6);
+            assert_eq!(s.pdf, shape.pdf_position());
+        }
+    }
+    // An invertible transform whose rectangle's area underflows f32.
+    let tiny = Transform::new(Mat4::from_scale(Vec3::new(1e-25, 1e-25, 1e30))).unwrap();
+    assert_eq!(Shape::from(rectangle(&tiny, false).unwrap()).sample_position(Vec2::new(0.5, 0.5)).pdf, 0.0);
+}
+
 #[test]
 fn shapes_without_area_sample_with_zero_density() {
     let degenerate = MeshData {

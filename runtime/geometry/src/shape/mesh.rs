@@ -52,6 +52,23 @@ pub struct TriangleMesh {
     triangles: Vec<[u32; 3]>,
     /// Triangle choice proportional to area, for area sampling.
     area_distribution: DiscreteDistribution,
+    /// Set for the `rectangle` generator's meshes, which sample their parallelogram directly.
+    parallelogram: Option<Parallelogram>,
+}
+
+/// A mesh that is one parallelogram with positive area, sampled as Mitsuba samples its analytic
+/// rectangle: `sample` maps affinely onto it and is its uv. That needs no triangle choice, no
+/// interpolation and no normalisation, which as a mesh took most of an area light's sampling
+/// time in the Cornell box.
+#[derive(Clone, Copy, Debug)]
+struct Parallelogram {
+    /// The image of object-space (-1, -1, 0), where uv is (0, 0).
+    corner: Vec3,
+    /// The images of the object-space edges along x and y, of length 2.
+    edge_u: Vec3,
+    edge_v: Vec3,
+    normal: Vec3,
+    pdf: f32,
 }
 
 impl TriangleMesh {
@@ -85,7 +102,25 @@ impl TriangleMesh {
             let [p0, p1, p2] = t.map(|i| positions[i as usize]);
             0.5 * (p1 - p0).cross(p2 - p0).length()
         }));
-        Ok(TriangleMesh { positions, normals, uvs, triangles, area_distribution })
+        Ok(TriangleMesh { positions, normals, uvs, triangles, area_distribution, parallelogram: None })
+    }
+
+    /// Marks this mesh, made by the `rectangle` generator with `to_world`, as the parallelogram
+    /// it is, so that area sampling maps onto it directly. A rectangle without area keeps the
+    /// mesh's zero-density sampling.
+    pub(crate) fn sampled_as_rectangle(mut self, to_world: &Transform) -> TriangleMesh {
+        let area = self.surface_area();
+        if area > 0.0 {
+            let [p0, p1, p2] = self.triangle_positions(0);
+            self.parallelogram = Some(Parallelogram {
+                corner: to_world.point(Vec3::new(-1.0, -1.0, 0.0)),
+                edge_u: to_world.vector(Vec3::new(2.0, 0.0, 0.0)),
+                edge_v: to_world.vector(Vec3::new(0.0, 2.0, 0.0)),
+                normal: (p1 - p0).cross(p2 - p0).normalize(),
+                pdf: 1.0 / area,
+            });
+        }
+        self
     }
 
     pub fn positions(&self) -> &[Vec3] {
@@ -172,8 +207,13 @@ impl TriangleMesh {
     }
 
     /// Mitsuba `Mesh::sample_position`: `sample.y` picks a triangle by area and is reused with
-    /// `sample.x` to pick a point uniformly in it. A mesh without area gives `pdf = 0`.
+    /// `sample.x` to pick a point uniformly in it. A mesh without area gives `pdf = 0`. A
+    /// rectangle maps `sample` onto itself instead, as Mitsuba's analytic rectangle does.
     pub(crate) fn sample_position(&self, sample: Vec2) -> PositionSample {
+        if let Some(rect) = &self.parallelogram {
+            let p = rect.corner + rect.edge_u * sample.x + rect.edge_v * sample.y;
+            return PositionSample { p, n: rect.normal, uv: sample, pdf: rect.pdf };
+        }
         let Some((triangle, reused)) = self.area_distribution.sample_reuse(sample.y) else {
             return PositionSample { p: Vec3::ZERO, n: Vec3::Z, uv: Vec2::ZERO, pdf: 0.0 };
         };
