@@ -14,15 +14,15 @@ const NEXT_AXIS: [[usize; 2]; 3] = [[1, 2], [2, 0], [0, 1]];
 /// The per-ray part of the test: axis permutation and shear, computed once per ray.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RayShear {
-    /// The origin's coordinates along `kx`, `ky` and `kz`, permuted once per ray so that the
-    /// packet tests read them without indexing.
-    origin: [f32; 3],
+    /// The origin's coordinates along `kx`, `ky` and `kz`, then the shear `sx`, `sy` and the
+    /// scale `sz`, each broadcast to a packet's lanes once per ray. (Kept as scalars, they were
+    /// written as such and read back as vectors, and the processor cannot forward stores to
+    /// loads of another size: the stall took about a tenth of a shadow ray's time.)
+    origin: [f32x4; 3],
+    shear: [f32x4; 3],
     kx: usize,
     ky: usize,
     kz: usize,
-    sx: f32,
-    sy: f32,
-    sz: f32,
 }
 
 impl RayShear {
@@ -42,7 +42,14 @@ impl RayShear {
         let kx = NEXT_AXIS[kz][swap];
         let ky = NEXT_AXIS[kz][1 - swap];
         let o = ray.o.to_array();
-        RayShear { origin: [o[kx], o[ky], o[kz]], kx, ky, kz, sx: d[kx] / d[kz], sy: d[ky] / d[kz], sz: 1.0 / d[kz] }
+        // sx = d[kx] / d[kz], sy = d[ky] / d[kz] and sz = 1 / d[kz] in one division.
+        let [sx, sy, sz, _] = (f32x4::from([d[kx], d[ky], 1.0, 1.0]) / f32x4::splat(d[kz])).to_array();
+        RayShear { origin: [o[kx], o[ky], o[kz]].map(f32x4::splat), shear: [sx, sy, sz].map(f32x4::splat), kx, ky, kz }
+    }
+
+    /// `origin` or `shear` as the three scalars they broadcast.
+    fn scalars(v: &[f32x4; 3]) -> [f32; 3] {
+        v.map(|x| x.as_array()[0])
     }
 }
 
@@ -58,14 +65,15 @@ pub(crate) struct TriangleHit {
 /// both sides counting.
 #[inline]
 pub(crate) fn intersect_triangle(shear: &RayShear, vertices: &[Vec3; 3], maxt: f32) -> Option<TriangleHit> {
-    let [ox, oy, oz] = shear.origin;
+    let [ox, oy, oz] = RayShear::scalars(&shear.origin);
+    let [sx, sy, sz] = RayShear::scalars(&shear.shear);
     let (kx, ky, kz) = (shear.kx, shear.ky, shear.kz);
     // Each vertex relative to the origin, permuted and sheared; indexing the vertices in place
     // (rather than copies) keeps this to one load per coordinate.
     let project = |p: &Vec3| {
         let p: &[f32; 3] = p.as_ref();
         let z = p[kz] - oz;
-        (p[kx] - ox - shear.sx * z, p[ky] - oy - shear.sy * z, z)
+        (p[kx] - ox - sx * z, p[ky] - oy - sy * z, z)
     };
     let (ax, ay, az) = project(&vertices[0]);
     let (bx, by, bz) = project(&vertices[1]);
@@ -89,7 +97,7 @@ pub(crate) fn intersect_triangle(shear: &RayShear, vertices: &[Vec3; 3], maxt: f
     if det == 0.0 {
         return None;
     }
-    let scaled_t = shear.sz * (u * az + v * bz + w * cz);
+    let scaled_t = sz * (u * az + v * bz + w * cz);
     let inv_det = 1.0 / det;
     let t = scaled_t * inv_det;
     // Also rejects NaN, e.g. from a zero direction.
@@ -150,7 +158,7 @@ pub(crate) fn intersect_packet(shear: &RayShear, packet: &TrianglePacket, maxt: 
     let outside =
         (u.simd_lt(zero) | v.simd_lt(zero) | w.simd_lt(zero)) & (u.simd_gt(zero) | v.simd_gt(zero) | w.simd_gt(zero));
     let det = u + v + w;
-    let scaled_t = f32x4::splat(shear.sz) * (u * az + v * bz + w * cz);
+    let scaled_t = shear.shear[2] * (u * az + v * bz + w * cz);
     let inv_det = f32x4::ONE / det;
     let t = scaled_t * inv_det;
     // `t >= 0 && t <= maxt` also rejects NaN, e.g. from an empty slot or a zero direction.
@@ -161,10 +169,11 @@ pub(crate) fn intersect_packet(shear: &RayShear, packet: &TrianglePacket, maxt: 
 /// The vertex `p` of each slot relative to the ray origin, permuted and sheared.
 #[inline(always)]
 fn project(shear: &RayShear, p: &[[f32; PACKET]; 3]) -> (f32x4, f32x4, f32x4) {
-    let [ox, oy, oz] = shear.origin.map(f32x4::splat);
+    let [ox, oy, oz] = shear.origin;
+    let [sx, sy, _] = shear.shear;
     let z = f32x4::from(p[shear.kz]) - oz;
-    let x = f32x4::from(p[shear.kx]) - ox - f32x4::splat(shear.sx) * z;
-    let y = f32x4::from(p[shear.ky]) - oy - f32x4::splat(shear.sy) * z;
+    let x = f32x4::from(p[shear.kx]) - ox - sx * z;
+    let y = f32x4::from(p[shear.ky]) - oy - sy * z;
     (x, y, z)
 }
 
