@@ -16,8 +16,9 @@ const NEXT_AXIS: [[usize; 2]; 3] = [[1, 2], [2, 0], [0, 1]];
 pub(crate) struct RayShear {
     /// The origin's coordinates along `kx`, `ky` and `kz`, then the shear `sx`, `sy` and the
     /// scale `sz`, each broadcast to a packet's lanes once per ray. (Kept as scalars, they were
-    /// written as such and read back as vectors, and the processor cannot forward stores to
-    /// loads of another size: the stall took about a tenth of a shadow ray's time.)
+    /// stored in pieces and loaded back as vectors that straddled those pieces, which the
+    /// processor cannot forward from its store buffer: the stall took about a twelfth of a
+    /// shadow ray's time.)
     origin: [f32x4; 3],
     shear: [f32x4; 3],
     kx: usize,
