@@ -21,7 +21,7 @@ pub fn rectangle_data() -> MeshData {
 /// the sample, mapped affinely onto the rectangle.
 pub fn rectangle(to_world: &Transform, flip_normals: bool) -> Result<TriangleMesh, GeometryError> {
     let mesh = TriangleMesh::new(rectangle_data(), to_world, MeshOptions { flip_normals, face_normals: false })?;
-    Ok(mesh.sampled_as_rectangle(to_world))
+    Ok(mesh.sampled_as_rectangle())
 }
 
 /// The cube as Mitsuba's `cube` plugin lays it out: face `f` has vertices `4f..4f+3` at the

@@ -62,9 +62,9 @@ pub struct TriangleMesh {
 /// time in the Cornell box.
 #[derive(Clone, Copy, Debug)]
 struct Parallelogram {
-    /// The image of object-space (-1, -1, 0), where uv is (0, 0).
+    /// The corner where uv is (0, 0).
     corner: Vec3,
-    /// The images of the object-space edges along x and y, of length 2.
+    /// From it to the corners where uv is (1, 0) and (0, 1).
     edge_u: Vec3,
     edge_v: Vec3,
     normal: Vec3,
@@ -105,17 +105,19 @@ impl TriangleMesh {
         Ok(TriangleMesh { positions, normals, uvs, triangles, area_distribution, parallelogram: None })
     }
 
-    /// Marks this mesh, made by the `rectangle` generator with `to_world`, as the parallelogram
-    /// it is, so that area sampling maps onto it directly. A rectangle without area keeps the
-    /// mesh's zero-density sampling.
-    pub(crate) fn sampled_as_rectangle(mut self, to_world: &Transform) -> TriangleMesh {
+    /// Marks this mesh, made by the `rectangle` generator (whose vertices 0, 1 and 2 are the
+    /// corners with uv (0, 0), (1, 0) and (0, 1)), as the parallelogram it is, so that area
+    /// sampling maps onto it directly. A rectangle without area keeps the mesh's zero-density
+    /// sampling.
+    pub(crate) fn sampled_as_rectangle(mut self) -> TriangleMesh {
         let area = self.surface_area();
         if area > 0.0 {
+            let [corner, corner_u, corner_v] = [0, 1, 2].map(|i| self.positions[i]);
             let [p0, p1, p2] = self.triangle_positions(0);
             self.parallelogram = Some(Parallelogram {
-                corner: to_world.point(Vec3::new(-1.0, -1.0, 0.0)),
-                edge_u: to_world.vector(Vec3::new(2.0, 0.0, 0.0)),
-                edge_v: to_world.vector(Vec3::new(0.0, 2.0, 0.0)),
+                corner,
+                edge_u: corner_u - corner,
+                edge_v: corner_v - corner,
                 normal: (p1 - p0).cross(p2 - p0).normalize(),
                 pdf: 1.0 / area,
             });
