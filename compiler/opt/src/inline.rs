@@ -27,17 +27,28 @@ pub struct InlineOptions {
     /// one place among the functions reachable from it is inlined there whatever its size,
     /// which adds no code once the callee, then unreachable, is dropped ([`crate::extract`]).
     pub single_call_site: bool,
+    /// With `single_call_site`: a callee called from two places among the functions reachable
+    /// from function 0, and of at most this many instructions, is inlined at both while the
+    /// callers stay within `max_caller` (0: never).
+    pub two_call_sites_below: usize,
 }
 
 impl InlineOptions {
-    pub const DEFAULT: InlineOptions =
-        InlineOptions { threshold: 60, always_below: 12, max_caller: 4000, full: false, single_call_site: false };
+    pub const DEFAULT: InlineOptions = InlineOptions {
+        threshold: 60,
+        always_below: 12,
+        max_caller: 4000,
+        full: false,
+        single_call_site: false,
+        two_call_sites_below: 0,
+    };
     pub const FULL: InlineOptions = InlineOptions {
         threshold: usize::MAX,
         always_below: usize::MAX,
         max_caller: usize::MAX,
         full: true,
         single_call_site: false,
+        two_call_sites_below: 0,
     };
 }
 
@@ -132,8 +143,10 @@ pub fn inline_calls(module: &mut Module, opts: &InlineOptions) {
             .filter_map(|g| {
                 let callee = module.function(g);
                 let n = size(&callee.body);
-                let always = opts.full || n <= opts.always_below || single_site[g.0 as usize] == 1;
-                (always || n <= opts.threshold).then(|| Candidate { id: g, function: callee.clone(), always })
+                let sites = single_site[g.0 as usize];
+                let always = opts.full || n <= opts.always_below || sites == 1;
+                let within_threshold = n <= opts.threshold || (sites == 2 && n <= opts.two_call_sites_below);
+                (always || within_threshold).then(|| Candidate { id: g, function: callee.clone(), always })
             })
             .collect();
         if chosen.is_empty() {

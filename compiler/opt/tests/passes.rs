@@ -280,7 +280,14 @@ fn call_module() -> Module {
 
 #[test]
 fn inline_small_callees() {
-    let opts = InlineOptions { threshold: 10, always_below: 4, max_caller: 1000, full: false, single_call_site: false };
+    let opts = InlineOptions {
+        threshold: 10,
+        always_below: 4,
+        max_caller: 1000,
+        full: false,
+        single_call_site: false,
+        two_call_sites_below: 0,
+    };
     insta::assert_snapshot!(before_after(call_module(), |m| inline_calls(m, &opts)));
 }
 
@@ -397,20 +404,41 @@ fn inline_respects_the_caller_cap() {
     let mut m = call_module();
     inline_calls(
         &mut m,
-        &InlineOptions { threshold: 100, always_below: 1, max_caller: 3, full: false, single_call_site: false },
+        &InlineOptions {
+            threshold: 100,
+            always_below: 1,
+            max_caller: 3,
+            full: false,
+            single_call_site: false,
+            two_call_sites_below: 0,
+        },
     );
     verify_module(&m).unwrap();
     assert_eq!(count_calls(&m), 2, "nothing fits the cap");
     let mut m = call_module();
     inline_calls(
         &mut m,
-        &InlineOptions { threshold: 100, always_below: 2, max_caller: 3, full: false, single_call_site: false },
+        &InlineOptions {
+            threshold: 100,
+            always_below: 2,
+            max_caller: 3,
+            full: false,
+            single_call_site: false,
+            two_call_sites_below: 0,
+        },
     );
     assert_eq!(count_calls(&m), 1, "lerp is always inlined, poly does not fit");
     let mut m = call_module();
     inline_calls(
         &mut m,
-        &InlineOptions { threshold: 100, always_below: 1, max_caller: 30, full: false, single_call_site: false },
+        &InlineOptions {
+            threshold: 100,
+            always_below: 1,
+            max_caller: 30,
+            full: false,
+            single_call_site: false,
+            two_call_sites_below: 0,
+        },
     );
     verify_module(&m).unwrap();
     assert_eq!(count_calls(&m), 0, "both fit: 2 + 2 + 18 <= 30");
@@ -719,11 +747,11 @@ fn dce_drops_write_only_arrays() {
     assert_eq!(drs_interp::Interpreter::new(&m).call(FuncId(0), &[3, 2f32.to_bits()]).unwrap(), before);
 }
 
-/// A callee far above the inlining threshold: `x` through 40 multiply-adds.
-fn big_function(name: &str) -> Function {
+/// A callee of about `2 * steps` instructions: `x` through `steps` multiply-adds.
+fn big_function(name: &str, steps: usize) -> Function {
     function(name, &[Ty::F32], &[Ty::F32], &Signatures::default(), |b, p| {
         let mut acc = p[0];
-        for k in 0..40 {
+        for k in 0..steps {
             let c = b.f32(1.0 / (k + 2) as f32);
             acc = b.fma(acc, c, p[0]);
         }
@@ -732,28 +760,36 @@ fn big_function(name: &str) -> Function {
 }
 
 #[test]
-fn kernels_inline_callees_with_one_call_site_and_drop_the_rest() {
+fn kernels_inline_callees_with_one_or_two_call_sites_and_drop_the_rest() {
+    // All far above the general inlining threshold; `twice_huge` also above the kernels'
+    // limit for callees with two call sites.
+    let huge = KERNEL_TWO_CALL_SITES_BELOW / 2 + 10;
     let mut m = Module::default();
-    m.functions.push(big_function("unused"));
-    m.functions.push(big_function("once"));
-    m.functions.push(big_function("twice"));
+    m.functions.push(big_function("unused", 40));
+    m.functions.push(big_function("once", 40));
+    m.functions.push(big_function("twice", 40));
+    m.functions.push(big_function("thrice", 40));
+    m.functions.push(big_function("twice_huge", huge));
     let sigs = Signatures::of(&m);
     m.functions.push(function("entry", &[Ty::F32], &[Ty::F32], &sigs, |b, p| {
-        let a = b.call(FuncId(1), vec![p[0]])[0];
-        let c = b.call(FuncId(2), vec![a])[0];
-        let d = b.call(FuncId(2), vec![c])[0];
-        vec![d]
+        let mut x = b.call(FuncId(1), vec![p[0]])[0];
+        for callee in [2, 2, 3, 3, 3, 4, 4] {
+            x = b.call(FuncId(callee), vec![x])[0];
+        }
+        vec![x]
     }));
     verify_module(&m).unwrap();
-    let kernel = prepare_kernel(&m, OptLevel::Default, FuncId(3));
+    let entry = FuncId(5);
+    let kernel = prepare_kernel(&m, OptLevel::Default, entry);
     verify_module(&kernel).unwrap();
     let names: Vec<&str> = kernel.functions.iter().map(|f| f.name.as_str()).collect();
-    // The entry first; `once` inlined (then unreachable), `twice` kept, `unused` dropped.
-    assert_eq!(names, ["entry", "twice"]);
-    // The general preparation keeps every function and inlines neither big callee.
+    // The entry first; `once` and `twice` inlined (then unreachable), `thrice` and
+    // `twice_huge` kept, `unused` dropped.
+    assert_eq!(names, ["entry", "thrice", "twice_huge"]);
+    // The general preparation keeps every function and inlines none of the big callees.
     let general = prepare_for_backend(&m, OptLevel::Default);
-    assert_eq!(general.functions.len(), 4);
+    assert_eq!(general.functions.len(), 6);
     let x = 0.75f32.to_bits();
     let run = |m: &Module, f: FuncId| drs_interp::Interpreter::new(m).call(f, &[x]).unwrap()[0];
-    assert_eq!(run(&kernel, FuncId(0)), run(&m, FuncId(3)));
+    assert_eq!(run(&kernel, FuncId(0)), run(&m, entry));
 }
