@@ -132,8 +132,9 @@ pub fn prepare_for_backend(module: &Module, level: OptLevel) -> Module {
 /// Callees called from two places in a kernel and of at most this many instructions are
 /// inlined at both while the callers stay within the inlining budget
 /// ([`InlineOptions::two_call_sites_below`]). A call costs a kernel more than
-/// its instructions: every vector value live across it is saved and restored (x86-64 keeps no
-/// vector register across calls), and the callee cannot be specialised to its arguments.
+/// its instructions: every vector value live across it is saved and restored (the System V
+/// ABI keeps no vector register across calls), and the callee cannot be specialised to its
+/// arguments.
 /// Path replay runs its vertex loop (735 instructions) once to trace, with a zero adjoint that
 /// folds the backpropagation away, and once to replay: as one shared function, a `drsc
 /// optimize` iteration of the Cornell box took 6% longer. Rough plastic's BSDF methods, called

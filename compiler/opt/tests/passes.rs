@@ -761,8 +761,8 @@ fn big_function(name: &str, steps: usize) -> Function {
 
 #[test]
 fn kernels_inline_callees_with_one_or_two_call_sites_and_drop_the_rest() {
-    // All far above the general inlining threshold; `twice_huge` also above the kernels'
-    // limit for callees with two call sites.
+    // All above the general inlining threshold (60 instructions); `twice_huge` also above
+    // the kernels' limit for callees with two call sites.
     let huge = KERNEL_TWO_CALL_SITES_BELOW / 2 + 10;
     let mut m = Module::default();
     m.functions.push(big_function("unused", 40));
