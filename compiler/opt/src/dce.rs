@@ -12,7 +12,7 @@
 
 use crate::util::{is_pure, operands, pure_functions, walk_insts};
 use drs_ir::{Function, Module, Op, Region, Value};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Removes dead code from every function of the module.
 pub fn dce(module: &mut Module) {
@@ -167,7 +167,7 @@ impl Dce<'_> {
                 Op::Loop { init, body, .. } => {
                     let mut needed = keep;
                     loop {
-                        let mut set = HashSet::new();
+                        let mut set = HashSet::default();
                         set.insert(body.yields[0]);
                         for (j, &n) in needed.iter().enumerate() {
                             if n {

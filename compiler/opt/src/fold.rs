@@ -33,7 +33,7 @@
 use crate::util::{map_operands, rename_uses, walk_insts, Subst};
 use drs_interp as interp;
 use drs_ir::{BinaryOp, CmpOp, Const, Function, Inst, Module, Op, Region, Ty, UnaryOp, Value};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Folds and simplifies every function of the module.
 pub fn fold_constants(module: &mut Module) {
@@ -217,7 +217,7 @@ impl Folder<'_> {
         }
         // A carried value whose next value is defined outside the loop ends as that value
         // (the body runs at least once).
-        let mut inside = HashSet::new();
+        let mut inside = HashSet::default();
         inside.extend(body.params.iter().copied());
         walk_insts(body, &mut |i| inside.extend(i.results.iter().copied()));
         for (i, &r) in inst.results.iter().enumerate() {

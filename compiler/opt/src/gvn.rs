@@ -19,7 +19,7 @@
 
 use crate::util::{map_operands, readonly_functions, stored_locals, written_buffers, Subst};
 use drs_ir::{BinaryOp, CmpOp, Const, FuncId, Function, Inst, MathOp, Module, Op, Region, Ty, UnaryOp, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
@@ -53,7 +53,7 @@ pub fn gvn(module: &mut Module) {
 /// [`crate::util::readonly_functions`] and [`crate::util::written_buffers`].
 pub fn gvn_function(f: &mut Function, readonly_fns: &[bool], written_buffers: &[bool]) {
     let mut g = Gvn {
-        table: HashMap::new(),
+        table: HashMap::default(),
         scopes: Vec::new(),
         subst: Subst::new(f.value_types.len()),
         readonly_fns,

@@ -61,7 +61,7 @@ pub use licm::{licm, licm_function};
 pub use math::{eval as eval_math, expand_math, helper_function};
 pub use uniform::uniform_values;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use drs_ir::{FuncId, Function, Module, Op};
 
@@ -88,7 +88,7 @@ pub const MAX_ROUNDS: usize = 8;
 /// changes (at most [`MAX_ROUNDS`] rounds).
 pub fn optimize(module: &mut Module, level: OptLevel) {
     if level != OptLevel::None {
-        optimize_with(module, inlining(level));
+        optimize_with(module, inlining(level), false);
     }
 }
 
@@ -101,12 +101,17 @@ fn inlining(level: OptLevel) -> Option<InlineOptions> {
     }
 }
 
-/// The pass pipeline to a fixpoint, with `inline` as the inlining.
-fn optimize_with(module: &mut Module, inline: Option<InlineOptions>) {
+/// The pass pipeline to a fixpoint, with `inline` as the inlining. In a `kernel` (entry
+/// function 0), functions that inlining leaves unreachable from the entry are dropped each
+/// round instead of being optimised with the rest.
+fn optimize_with(module: &mut Module, inline: Option<InlineOptions>, kernel: bool) {
     for _ in 0..MAX_ROUNDS {
         let before = module.clone();
         if let Some(opts) = &inline {
             inline_calls(module, opts);
+            if kernel {
+                *module = extract(module, &reachable_from(module, FuncId(0)));
+            }
         }
         fold_constants(module);
         licm(module);
@@ -139,8 +144,7 @@ pub fn prepare_for_backend(module: &Module, level: OptLevel) -> Module {
 /// folds the backpropagation away, and once to replay: as one shared function, a `drsc
 /// optimize` iteration of the Cornell box took 6% longer. Rough plastic's BSDF methods, called
 /// for emitter and for BSDF sampling, made its render 30% longer as shared functions. The
-/// price is compile time: about twice as long for the test scenes with the largest kernels
-/// (docs/benchmarks.md).
+/// price is compile time (docs/benchmarks.md, "Scene kernels").
 pub const KERNEL_TWO_CALL_SITES_BELOW: usize = 1000;
 
 /// [`prepare_for_backend`] for a kernel: a module whose only entry point is `entry` (the
@@ -156,11 +160,11 @@ pub fn prepare_kernel(module: &Module, level: OptLevel, entry: FuncId) -> Module
         ..opts
     });
     if level != OptLevel::None {
-        optimize_with(&mut module, inline);
+        optimize_with(&mut module, inline, true);
     }
     expand_math(&mut module);
     if level != OptLevel::None {
-        optimize_with(&mut module, inline);
+        optimize_with(&mut module, inline, true);
     }
     extract(&module, &reachable_from(&module, FuncId(0)))
 }
@@ -188,8 +192,8 @@ pub fn reachable_from(module: &Module, entry: FuncId) -> Vec<FuncId> {
 /// of them must be in `order`.
 pub fn extract(module: &Module, order: &[FuncId]) -> Module {
     let function_ids: HashMap<FuncId, FuncId> = order.iter().enumerate().map(|(i, &f)| (f, FuncId(i as u32))).collect();
-    let mut extern_ids: HashMap<u32, u32> = HashMap::new();
-    let mut buffer_ids: HashMap<u32, u32> = HashMap::new();
+    let mut extern_ids: HashMap<u32, u32> = HashMap::default();
+    let mut buffer_ids: HashMap<u32, u32> = HashMap::default();
     let mut out = Module { functions: Vec::new(), externs: Vec::new(), buffers: Vec::new() };
     for &f in order {
         let mut function = module.function(f).clone();

@@ -11,7 +11,7 @@
 
 use crate::util::{operands, readonly_functions, stored_locals, walk_insts, written_buffers};
 use drs_ir::{Function, Module, Op, Region, Value};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Hoists loop invariants in every function of the module.
 pub fn licm(module: &mut Module) {

@@ -21,12 +21,12 @@
 //!   different values.
 
 use drs_ir::{FuncId, Function, Module, Op, Region, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// For every value of `module.functions[func]` (indexed by `Value`), whether it is uniform
 /// when the function's params are uniform as given by `uniform_params`.
 pub fn uniform_values(module: &Module, func: FuncId, uniform_params: &[bool]) -> Vec<bool> {
-    let mut a = Analysis { module, memo: HashMap::new(), active: Vec::new() };
+    let mut a = Analysis { module, memo: HashMap::default(), active: Vec::new() };
     a.function(func, uniform_params)
 }
 
