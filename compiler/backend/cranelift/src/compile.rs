@@ -175,17 +175,29 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
     let blendv =
         isa.name() == "x64" && isa.isa_flags().iter().any(|f| f.name == "has_sse41" && f.as_bool() == Some(true));
     let env = || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs, blendv };
+    // Only functions that some function calls need an internal version: a kernel's entry has
+    // none, since its wrapper holds the body inline.
+    let mut called = vec![false; module.functions.len()];
+    for f in &module.functions {
+        for callee in drs_opt::util::callees(&f.body) {
+            called[callee.0 as usize] = true;
+        }
+    }
     for (i, f) in module.functions.iter().enumerate() {
         // The internal version, for calls from other functions.
-        ctx.func.signature = sigs[i].clone();
-        ctx.func.name = UserFuncName::user(NS_FUNCTION, i as u32);
-        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Translator::translate_function(b, env(), f, shape).map_err(|m| codegen_error(&f.name, m))?;
-        if dump {
-            eprintln!("; {} ({:?})\n{}", f.name, options.lanes, ctx.func.display());
+        if called[i] || !options.is_entry(&f.name) {
+            ctx.func.signature = sigs[i].clone();
+            ctx.func.name = UserFuncName::user(NS_FUNCTION, i as u32);
+            let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            Translator::translate_function(b, env(), f, shape).map_err(|m| codegen_error(&f.name, m))?;
+            if dump {
+                eprintln!("; {} ({:?})\n{}", f.name, options.lanes, ctx.func.display());
+            }
+            internal.push(Some(blob.define(isa, &mut ctx, &f.name)?));
+            ctx.clear();
+        } else {
+            internal.push(None);
         }
-        internal.push(blob.define(isa, &mut ctx, &f.name)?);
-        ctx.clear();
 
         // The entry wrapper, with the body inline and specialised for uniform parameters.
         if !options.is_entry(&f.name) {
@@ -214,8 +226,12 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         ctx.clear();
     }
     for &(reloc, function) in &blob.calls {
-        let at = internal.get(function as usize).ok_or_else(|| codegen_error("", "call of an unknown function"))?;
-        blob.relocs[reloc].target = RelocTarget::Code(*at);
+        let at = internal
+            .get(function as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| codegen_error("", "call of an unknown function"))?;
+        blob.relocs[reloc].target = RelocTarget::Code(at);
     }
     let functions = module
         .functions

@@ -5,10 +5,12 @@
 //! read-only and executable (never writable and executable at once).
 //!
 //! # Code and relocations
-//! Every function of the module is compiled twice (its internal version, which other
-//! functions call, and its entry wrapper) and laid out in one blob, each function at its
-//! alignment; Cranelift's constant pools are inside each function's code. What the code refers
-//! to outside its own function is a relocation, resolved at load time:
+//! A function of the module is compiled as its internal version, which other functions call,
+//! and as its entry wrapper, which the host calls: an entry that no function calls has no
+//! internal version, and a function that is no entry ([`Options::entries`]) no wrapper. All
+//! are laid out in one blob, each at its alignment; Cranelift's constant pools are inside each
+//! function's code. What the code refers to outside its own function is a relocation, resolved
+//! at load time:
 //! - calls between the module's functions: PC-relative (`X86CallPCRel4`, `Arm64Call`) to an
 //!   offset in the blob;
 //! - host functions: `drs_fmodf` (f32 `Rem`) and the library calls Cranelift emits where the
@@ -46,7 +48,7 @@ use std::sync::OnceLock;
 /// Version of the serialised form of [`NativeModule`] and of the binary interface its code
 /// assumes (`abi.rs`: [`crate::Context`], [`crate::Buffer`], [`crate::ExternEntry`], host
 /// symbols). Bumped whenever any of them changes.
-pub const NATIVE_FORMAT_VERSION: u32 = 4;
+pub const NATIVE_FORMAT_VERSION: u32 = 5;
 /// Whether this host's architecture has native code (x86-64 and AArch64: the relocations the
 /// loader applies).
 pub const NATIVE_CODE_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
@@ -132,8 +134,9 @@ pub(crate) struct NativeFn {
     /// Offset of the entry wrapper in the code; None for a function compiled only as a
     /// callee ([`Options::entries`]).
     pub entry: Option<u32>,
-    /// Offset of the internal version (which other functions call) in the code.
-    pub internal: u32,
+    /// Offset of the internal version (which other functions call) in the code; None for an
+    /// entry that no function calls.
+    pub internal: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -339,7 +342,7 @@ impl NativeModule {
             return invalid(format!("alignment {} is not a power of two up to {MAX_ALIGN}", self.align));
         }
         if let Some(f) =
-            self.functions.iter().find(|f| f.entry.is_some_and(|e| e as usize >= len) || f.internal as usize >= len)
+            self.functions.iter().find(|f| [f.entry, f.internal].iter().flatten().any(|&at| at as usize >= len))
         {
             return invalid(format!("the code of `{}` is outside the code", f.name));
         }
@@ -427,7 +430,7 @@ impl NativeModule {
             .iter()
             .flat_map(|f| {
                 let entry = f.entry.map(|entry| (entry, format!("{} (entry)", f.name)));
-                std::iter::once((f.internal, f.name.clone())).chain(entry)
+                f.internal.map(|internal| (internal, f.name.clone())).into_iter().chain(entry)
             })
             .collect();
         starts.sort();
@@ -543,6 +546,26 @@ mod tests {
         for x in [2.3f32, -1.6, 0.0, 7.5] {
             assert_eq!(run(&jit, x), (x % 0.75 + x.floor()).to_bits(), "f({x})");
         }
+    }
+
+    #[test]
+    fn only_called_functions_have_an_internal_version_and_only_entries_a_wrapper() {
+        let versions = |options: &Options| {
+            let native = NativeModule::compile(&module(), options).unwrap();
+            let jit = native.load().unwrap();
+            assert_eq!(run(&jit, 2.3), (2.3f32 % 0.75 + 2.3f32.floor()).to_bits());
+            native
+                .functions
+                .iter()
+                .map(|f| (f.name.clone(), f.internal.is_some(), f.entry.is_some()))
+                .collect::<Vec<_>>()
+        };
+        // `g` is called by `f`; nothing calls `f`.
+        assert_eq!(versions(&Options::new(Lanes::X1)), [("g".to_string(), true, true), ("f".to_string(), false, true)]);
+        assert_eq!(
+            versions(&Options::new(Lanes::X1).entry("f")),
+            [("g".to_string(), true, false), ("f".to_string(), false, true)]
+        );
     }
 
     #[test]
