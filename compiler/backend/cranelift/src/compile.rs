@@ -175,8 +175,6 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
     let blendv =
         isa.name() == "x64" && isa.isa_flags().iter().any(|f| f.name == "has_sse41" && f.as_bool() == Some(true));
     let env = || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs, blendv };
-    // Only functions that some function calls need an internal version: a kernel's entry has
-    // none, since its wrapper holds the body inline.
     let mut called = vec![false; module.functions.len()];
     for f in &module.functions {
         for callee in drs_opt::util::callees(&f.body) {
@@ -184,7 +182,8 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         }
     }
     for (i, f) in module.functions.iter().enumerate() {
-        // The internal version, for calls from other functions.
+        // The internal version, for calls from other functions. An entry that no function
+        // calls needs none (a kernel's entry: its wrapper holds the body inline).
         if called[i] || !options.is_entry(&f.name) {
             ctx.func.signature = sigs[i].clone();
             ctx.func.name = UserFuncName::user(NS_FUNCTION, i as u32);
