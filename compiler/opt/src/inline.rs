@@ -128,7 +128,7 @@ pub fn inline_calls(module: &mut Module, opts: &InlineOptions) {
         }
         false
     };
-    let single_site = if opts.single_call_site { call_sites_from_entry(module) } else { vec![0; n] };
+    let call_sites = if opts.single_call_site { call_sites_from_entry(module) } else { vec![0; n] };
     for &fi in &order {
         let candidates: Vec<FuncId> = calls[fi]
             .iter()
@@ -143,7 +143,7 @@ pub fn inline_calls(module: &mut Module, opts: &InlineOptions) {
             .filter_map(|g| {
                 let callee = module.function(g);
                 let n = size(&callee.body);
-                let sites = single_site[g.0 as usize];
+                let sites = call_sites[g.0 as usize];
                 let always = opts.full || n <= opts.always_below || sites == 1;
                 let within_threshold = n <= opts.threshold || (sites == 2 && n <= opts.two_call_sites_below);
                 (always || within_threshold).then(|| Candidate { id: g, function: callee.clone(), always })

@@ -110,7 +110,10 @@ fn optimize_with(module: &mut Module, inline: Option<InlineOptions>, kernel: boo
         if let Some(opts) = &inline {
             inline_calls(module, opts);
             if kernel {
-                *module = extract(module, &reachable_from(module, FuncId(0)));
+                let reachable = reachable_from(module, FuncId(0));
+                if reachable.len() < module.functions.len() {
+                    *module = extract(module, &reachable);
+                }
             }
         }
         fold_constants(module);

@@ -280,14 +280,7 @@ fn call_module() -> Module {
 
 #[test]
 fn inline_small_callees() {
-    let opts = InlineOptions {
-        threshold: 10,
-        always_below: 4,
-        max_caller: 1000,
-        full: false,
-        single_call_site: false,
-        two_call_sites_below: 0,
-    };
+    let opts = InlineOptions { threshold: 10, always_below: 4, max_caller: 1000, ..InlineOptions::DEFAULT };
     insta::assert_snapshot!(before_after(call_module(), |m| inline_calls(m, &opts)));
 }
 
@@ -402,44 +395,14 @@ fn inline_respects_the_caller_cap() {
     };
     // main has 2 instructions, lerp 2, poly 18; both are under the threshold
     let mut m = call_module();
-    inline_calls(
-        &mut m,
-        &InlineOptions {
-            threshold: 100,
-            always_below: 1,
-            max_caller: 3,
-            full: false,
-            single_call_site: false,
-            two_call_sites_below: 0,
-        },
-    );
+    inline_calls(&mut m, &InlineOptions { threshold: 100, always_below: 1, max_caller: 3, ..InlineOptions::DEFAULT });
     verify_module(&m).unwrap();
     assert_eq!(count_calls(&m), 2, "nothing fits the cap");
     let mut m = call_module();
-    inline_calls(
-        &mut m,
-        &InlineOptions {
-            threshold: 100,
-            always_below: 2,
-            max_caller: 3,
-            full: false,
-            single_call_site: false,
-            two_call_sites_below: 0,
-        },
-    );
+    inline_calls(&mut m, &InlineOptions { threshold: 100, always_below: 2, max_caller: 3, ..InlineOptions::DEFAULT });
     assert_eq!(count_calls(&m), 1, "lerp is always inlined, poly does not fit");
     let mut m = call_module();
-    inline_calls(
-        &mut m,
-        &InlineOptions {
-            threshold: 100,
-            always_below: 1,
-            max_caller: 30,
-            full: false,
-            single_call_site: false,
-            two_call_sites_below: 0,
-        },
-    );
+    inline_calls(&mut m, &InlineOptions { threshold: 100, always_below: 1, max_caller: 30, ..InlineOptions::DEFAULT });
     verify_module(&m).unwrap();
     assert_eq!(count_calls(&m), 0, "both fit: 2 + 2 + 18 <= 30");
 }
