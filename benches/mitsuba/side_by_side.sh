@@ -3,24 +3,27 @@
 # Mitsuba 3 (llvm_ad_rgb) and by `drsc render` (release build) on this machine in one run.
 #
 #   benches/mitsuba/side_by_side.sh          # 256x256, 64 spp, path max_depth 8, 3 runs each
+#   SCENE=tests/scenes/roughplastic_sphere.xml MAX_DEPTH=12 benches/mitsuba/side_by_side.sh
 #
-# Environment: RES (square film, default 256), SPP (64), REPEAT (runs per renderer, at least 2;
-# default 3), THREADS (drsc's --threads, default nproc: Dr.Jit also uses every core),
-# DRSC (a drsc binary to measure instead of building the release one), DRS_PEER_TOOLS (Mitsuba
-# tools, default ../shared/tools). Mitsuba's first run includes tracing and compiling its kernel
-# (or loading it from Dr.Jit's cache); drsc reports its compilation apart from its render time.
-# Each renderer's first run is reported on its own; the steady time is the best of the other
-# runs. Images go to target/side_by_side/.
+# Environment: SCENE (a scene with the `resx`, `resy` and `max_depth` defaults of the bundled
+# scenes; default the Cornell box), MAX_DEPTH (8), RES (square film, default 256), SPP (64),
+# REPEAT (runs per renderer, at least 2; default 3), THREADS (drsc's --threads, default nproc:
+# Dr.Jit also uses every core), DRSC (a drsc binary to measure instead of building the release
+# one), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools). Mitsuba's first run includes
+# tracing and compiling its kernel (or loading it from Dr.Jit's cache); drsc reports its
+# compilation apart from its render time. Each renderer's first run is reported on its own;
+# the steady time is the best of the other runs. Images go to target/side_by_side/.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=${DRS_PEER_TOOLS:-$root/../shared/tools}
-scene=$root/lang-examples/cornell_box.xml
+scene=$(realpath "${SCENE:-$root/lang-examples/cornell_box.xml}")
+max_depth=${MAX_DEPTH:-8}
 res=${RES:-256}
 spp=${SPP:-64}
 repeat=${REPEAT:-3}
 threads=${THREADS:-$(nproc)}
-definitions=(-D "resx=$res" -D "resy=$res" -D max_depth=8)
+definitions=(-D "resx=$res" -D "resy=$res" -D "max_depth=$max_depth")
 out=$root/target/side_by_side
 
 fail() { echo "side_by_side: $*" >&2; exit 1; }
@@ -55,7 +58,7 @@ echo "cores: $(nproc), cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-
 echo "memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), drs commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "$("$MITSUBA_PY" -c 'import mitsuba, drjit; print("mitsuba", mitsuba.__version__, "drjit", drjit.__version__)')"
-echo "scene: lang-examples/cornell_box.xml, ${res}x${res}, $spp spp, path max_depth 8, $repeat runs each"
+echo "scene: ${scene#"$root"/}, ${res}x${res}, $spp spp, path max_depth $max_depth, $repeat runs each"
 
 echo "== mitsuba (llvm_ad_rgb)"
 mitsuba_log=$("$MITSUBA_PY" "$tools/mitsuba-render.py" "$scene" "$out/mitsuba.exr" --spp "$spp" \

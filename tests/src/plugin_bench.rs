@@ -24,7 +24,7 @@ use drs_lower::layout::Layout;
 use drs_lower::FnLayout;
 use drs_render::link::{self, EntryMode, LinkedTypes, NULL_HANDLE, TAG_SHIFT};
 use drs_render::{LibraryOptions, PluginLibrary, TensorValue};
-use drs_sema::program::PluginId;
+use drs_sema::program::{Derivation, FnId, PluginId};
 use drs_sema::types::PluginKind;
 
 pub use drs_lower::layout::HostValue;
@@ -54,6 +54,19 @@ pub struct Bench {
     counts: HashMap<PluginId, u32>,
     /// How deep each instance nests instances of its own kind, by (kind, handle).
     nesting: HashMap<(PluginKind, u32), usize>,
+    /// The instances' `@derived(tabulate, ..)` tensors.
+    tables: Vec<Table>,
+}
+
+/// A `@derived(tabulate, ..)` tensor of one instance: `count` values of the plugin method
+/// `method`, in the tensor's data and offset buffers `data` and `offset` (indices in the
+/// module's buffers).
+struct Table {
+    method: FnId,
+    count: u32,
+    instance: u32,
+    data: u32,
+    offset: u32,
 }
 
 impl Default for Bench {
@@ -64,7 +77,13 @@ impl Default for Bench {
 
 impl Bench {
     pub fn new() -> Bench {
-        Bench { types: Vec::new(), buffers: HashMap::new(), counts: HashMap::new(), nesting: HashMap::new() }
+        Bench {
+            types: Vec::new(),
+            buffers: HashMap::new(),
+            counts: HashMap::new(),
+            nesting: HashMap::new(),
+            tables: Vec::new(),
+        }
     }
 
     /// Adds a BSDF instance; see [`Bench::instance`].
@@ -113,9 +132,15 @@ impl Bench {
             let bits = match &layout.layout {
                 Layout::Tensor => {
                     let value = match &layout.derived {
-                        Some(derivation) => {
-                            let source = drs_render::derive::source_param(derivation);
-                            let source = tensors.iter().find(|(n, _)| *n == source).map(|(_, v)| v);
+                        // Computed by `compile`, once every instance is there.
+                        Some(Derivation::Tabulate { method, count }) => {
+                            let method = library.program().program.plugins[p].methods[method];
+                            let (data, offset) = (layout.buffers[0], layout.buffers[1]);
+                            self.tables.push(Table { method, count: *count, instance, data, offset });
+                            TensorValue::new([*count, 1, 1], vec![0.0; *count as usize]).expect("a list")
+                        }
+                        Some(derivation @ Derivation::Distribution2d { source, .. }) => {
+                            let source = tensors.iter().find(|(n, _)| n == source).map(|(_, v)| v);
                             let source = source.unwrap_or_else(|| panic!("`{name}.{}` needs its source", layout.name));
                             drs_render::derive::derive(derivation, source).unwrap_or_else(|e| panic!("{e}"))
                         }
@@ -204,8 +229,38 @@ impl Bench {
         self.instance(PluginKind::Texture, texture, &[("value", value)])
     }
 
-    /// The BSDF probes compiled for the plugin types and param values added so far.
-    pub fn compile(&self) -> Probes {
+    /// Computes the instances' `@derived(tabulate, ..)` tensors, as a scene does before a
+    /// pass: the plugin method at the points of [`drs_render::table_point`].
+    fn fill_tables(&mut self) {
+        let module = &library().program().lowered.module;
+        for k in 0..self.tables.len() {
+            let Table { method, count, instance, data, offset } = self.tables[k];
+            let entry = Entry::for_function(method, self, 0, &[]);
+            let mut args = vec![instance; count as usize];
+            args.extend((0..count).map(|i| drs_render::table_point(i, count).to_bits()));
+            let values = entry.call(count as usize, &args);
+            let offset = self.buffers[&module.buffers[offset as usize].name][instance as usize] as usize;
+            let data = self.buffers.get_mut(&module.buffers[data as usize].name).expect("the table's data");
+            data[offset..offset + count as usize].copy_from_slice(&values);
+        }
+    }
+
+    /// The method `method` of the `kind` plugin named `plugin` as an entry of its own (the
+    /// instance index, then the method's arguments), with the tables computed as in
+    /// [`Bench::compile`].
+    pub fn method_entry(&mut self, kind: PluginKind, plugin: &str, method: &str) -> Entry {
+        self.fill_tables();
+        let program = library().program();
+        let p = library().plugin(kind, plugin).unwrap_or_else(|| panic!("no {} plugin `{plugin}`", kind.keyword()));
+        let f =
+            *program.program.plugins[p].methods.get(method).unwrap_or_else(|| panic!("`{plugin}` has no `{method}`"));
+        Entry::for_function(f, self, 0, &[])
+    }
+
+    /// The BSDF probes compiled for the plugin types and param values added so far (and the
+    /// tables of their `@derived(tabulate, ..)` params computed).
+    pub fn compile(&mut self) -> Probes {
+        self.fill_tables();
         // The BSDF handle and the transport mode are the same in every lane of a batch.
         let entry = |name: &str| Entry::new(name, self, 2, &[]);
         Probes {
@@ -245,8 +300,15 @@ impl Entry {
     /// first `uniform` params are the same in every lane of a batch (the plugin handle, ...);
     /// `hosts` are the host functions it may call (any other is an error when called).
     pub fn new(name: &str, bench: &Bench, uniform: usize, hosts: &[(&str, HostFn)]) -> Entry {
+        let f = library().program().find_fn(name).unwrap_or_else(|| panic!("no probe `{name}`"));
+        Entry::for_function(f, bench, uniform, hosts)
+    }
+
+    /// Like [`Entry::new`], for any function or plugin method `f` (a method takes the instance
+    /// index first).
+    pub fn for_function(f: FnId, bench: &Bench, uniform: usize, hosts: &[(&str, HostFn)]) -> Entry {
         let program = library().program();
-        let f = program.find_fn(name).unwrap_or_else(|| panic!("no probe `{name}`"));
+        let name = program.program.fn_path(f);
         let nesting = bench.nesting.values().copied().max().unwrap_or(0);
         let linked = link::link(program, &bench.types, nesting, f, EntryMode::Primal)
             .unwrap_or_else(|e| panic!("linking {name}: {e}"));

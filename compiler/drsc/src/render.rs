@@ -97,7 +97,8 @@ pub fn render(
     let lanes = Lanes::from_count(lanes).unwrap_or(Lanes::X4);
     let loaded = start.elapsed().as_secs_f64();
     let compile_start = Instant::now();
-    if let Err(e) = scene.kernel(lanes) {
+    // The kernels of the scene's tables, too (their first computation is not rendering time).
+    if let Err(e) = scene.kernel(lanes).and_then(|_| scene.update_tables()) {
         return fail_render(e);
     }
     let compiled = compile_start.elapsed().as_secs_f64();

@@ -435,7 +435,7 @@ impl Sema {
                 });
                 derived_spans.push(param.attrs.iter().find(|a| a.name.name == "derived").map(|a| a.span));
             }
-            self.check_derivation_sources(&params, &derived_spans);
+            self.check_derivations(p, &params, &derived_spans);
             self.program.plugins[p].params = params;
         }
     }
@@ -556,68 +556,98 @@ impl Sema {
         (no_diff, choices, derived)
     }
 
-    /// The derivation `@derived(distribution_2d, SOURCE, ROWS)` names, its source not yet
-    /// checked (see [`Self::check_derivation_sources`]).
+    /// The derivation `@derived(..)` names: `distribution_2d, SOURCE, ROWS[, mis_compensated]`
+    /// or `tabulate, METHOD, N`, its source or method not yet checked (see
+    /// [`Self::check_derivations`]).
     fn derivation(&mut self, attr: &Attribute) -> Option<Derivation> {
-        let words: Vec<Result<&str, Span>> = attr
-            .args
-            .iter()
-            .map(|arg| match arg {
-                AttrArg::Path(path) if path.segments.len() == 1 => Ok(path.segments[0].name.as_str()),
-                AttrArg::Path(path) => Err(path.span),
-                AttrArg::Int(_, span) => Err(*span),
-            })
-            .collect();
+        let word = |k: usize| match attr.args.get(k) {
+            Some(AttrArg::Path(path)) if path.segments.len() == 1 => Some(path.segments[0].name.as_str()),
+            _ => None,
+        };
+        let span_of = |k: usize| attr.args.get(k).map_or(attr.span, AttrArg::span);
         let row_words = RowWeight::WORDS.map(|(w, _)| format!("`{w}`")).join(" or ");
-        let problem = match words.as_slice() {
-            _ if words.iter().any(Result::is_err) => {
-                (words.iter().find_map(|w| w.err()).unwrap_or(attr.span), "not a plain name".to_string())
-            }
-            [Ok("distribution_2d"), Ok(source), Ok(rows), rest @ ..] if matches!(rest, [] | [Ok(MIS_COMPENSATED)]) => {
-                match RowWeight::WORDS.iter().find(|(w, _)| w == rows) {
+        let (min, max) = Derivation::TABULATE_COUNTS;
+        let n = attr.args.len();
+        let problem = match word(0) {
+            None if n == 0 => (attr.span, "no derivation given".to_string()),
+            Some("distribution_2d") => match (word(1), word(2), word(3)) {
+                _ if !(3..=4).contains(&n) => {
+                    (attr.span, "`distribution_2d` takes a source and a row weight".to_string())
+                }
+                (None, _, _) => (span_of(1), "not a plain name".to_string()),
+                (_, None, _) => (span_of(2), "not a plain name".to_string()),
+                (_, _, w) if n == 4 && w != Some(MIS_COMPENSATED) => {
+                    (span_of(3), format!("the optional last word is `{MIS_COMPENSATED}`"))
+                }
+                (Some(source), Some(rows), _) => match RowWeight::WORDS.iter().find(|(w, _)| *w == rows) {
                     Some(&(_, rows)) => {
                         let source = source.to_string();
-                        return Some(Derivation::Distribution2d { source, rows, mis_compensated: !rest.is_empty() });
+                        return Some(Derivation::Distribution2d { source, rows, mis_compensated: n == 4 });
                     }
-                    None => (attr.args[2].span(), format!("the rows are weighted {row_words}")),
+                    None => (span_of(2), format!("the rows are weighted {row_words}")),
+                },
+            },
+            Some("tabulate") => match (word(1), attr.args.get(2)) {
+                _ if n != 3 => (attr.span, "`tabulate` takes a method and a number of entries".to_string()),
+                (None, _) => (span_of(1), "not a plain name".to_string()),
+                (Some(method), Some(&AttrArg::Int(count, _))) if (min as u64..=max as u64).contains(&count) => {
+                    return Some(Derivation::Tabulate { method: method.to_string(), count: count as u32 });
                 }
-            }
-            [Ok("distribution_2d"), _, _, _] => {
-                (attr.args[3].span(), format!("the optional last word is `{MIS_COMPENSATED}`"))
-            }
-            [Ok("distribution_2d"), ..] => (attr.span, "`distribution_2d` takes a source and a row weight".to_string()),
-            [_, ..] => (attr.args[0].span(), "the derivation is `distribution_2d`".to_string()),
-            [] => (attr.span, "no derivation given".to_string()),
+                _ => (span_of(2), format!("the number of entries is from {min} to {max}")),
+            },
+            _ => (span_of(0), "the derivation is `distribution_2d` or `tabulate`".to_string()),
         };
         self.error(
             Diagnostic::new(Code::AttributeArguments, problem.0, "`@derived` takes a derivation and its arguments")
                 .with_label(problem.1)
                 .with_help(format!(
-                    "write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}, optionally followed by `{MIS_COMPENSATED}`"
+                    "write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}, optionally followed by `{MIS_COMPENSATED}`, or `@derived(tabulate, METHOD, N)`"
                 )),
         );
         None
     }
 
     /// Reports a `@derived` param whose source is not another, not derived, `Tensor` param of
-    /// the same plugin.
-    fn check_derivation_sources(&mut self, params: &[PluginParamDef], spans: &[Option<Span>]) {
+    /// the same plugin `p`, or whose tabulated method is not a method `(f32) -> f32` of it.
+    fn check_derivations(&mut self, p: PluginId, params: &[PluginParamDef], spans: &[Option<Span>]) {
         for (param, span) in params.iter().zip(spans) {
-            let (Some(Derivation::Distribution2d { source, .. }), Some(span)) = (&param.derived, span) else {
-                continue;
+            let (Some(derivation), Some(span)) = (&param.derived, span) else { continue };
+            let (message, label, help) = match derivation {
+                Derivation::Distribution2d { source, .. } => {
+                    let label = match params.iter().find(|q| &q.name == source) {
+                        Some(q) if q.derived.is_none() && matches!(q.ty, Type::Tensor | Type::Error) => continue,
+                        Some(q) if q.derived.is_some() => format!("`{source}` is itself derived"),
+                        Some(_) => format!("`{source}` is not a `Tensor` parameter"),
+                        None => format!("the plugin has no parameter `{source}`"),
+                    };
+                    (
+                        "`@derived` needs a `Tensor` parameter as its source",
+                        label,
+                        "name a `Tensor` parameter of this plugin that the scene gives",
+                    )
+                }
+                Derivation::Tabulate { method, .. } => {
+                    let label = match self.program.plugins[p].methods.get(method) {
+                        Some(&f) => {
+                            let signature = self.program.functions[f].signature();
+                            let f32_type = Type::Scalar(crate::types::Scalar::F32);
+                            let ok = |t: &Type| matches!(t, Type::Error) || *t == f32_type;
+                            if signature.params.len() == 1 && ok(&signature.params[0]) && ok(&signature.ret) {
+                                continue;
+                            }
+                            let shown = signature_text(&self.program, &signature);
+                            format!("`{method}` is `{shown}`")
+                        }
+                        None => format!("the plugin has no method `{method}`"),
+                    };
+                    (
+                        "`@derived(tabulate, ..)` needs a method `(f32) -> f32`",
+                        label,
+                        "name a method of this plugin that takes one `f32` and returns an `f32`",
+                    )
+                }
             };
-            let found = params.iter().find(|q| &q.name == source);
-            let label = match found {
-                Some(q) if q.derived.is_none() && matches!(q.ty, Type::Tensor | Type::Error) => continue,
-                Some(q) if q.derived.is_some() => format!("`{source}` is itself derived"),
-                Some(_) => format!("`{source}` is not a `Tensor` parameter"),
-                None => format!("the plugin has no parameter `{source}`"),
-            };
-            self.error(
-                Diagnostic::new(Code::AttributeArguments, *span, "`@derived` needs a `Tensor` parameter as its source")
-                    .with_label(label)
-                    .with_help("name a `Tensor` parameter of this plugin that the scene gives"),
-            );
+            self.error(Diagnostic::new(Code::AttributeArguments, *span, message).with_label(label).with_help(help));
         }
     }
 

@@ -134,6 +134,15 @@ pub enum Derivation {
     /// weighted by its luminance (less the mean luminance when `mis_compensated`) times the row
     /// weight `rows`.
     Distribution2d { source: String, rows: RowWeight, mis_compensated: bool },
+    /// `@derived(tabulate, METHOD, N)`: the values of the plugin's method `METHOD(x: f32) ->
+    /// f32` for the instance at `count` equally spaced x from 0 to 1, a table the plugin
+    /// interpolates instead of evaluating the method (Mitsuba's precomputed tables).
+    Tabulate { method: String, count: u32 },
+}
+
+impl Derivation {
+    /// The fewest and the most entries of a `tabulate` table.
+    pub const TABULATE_COUNTS: (u32, u32) = (2, 1 << 16);
 }
 
 /// The weight of each row of a [`Derivation::Distribution2d`] source.

@@ -1,7 +1,8 @@
-//! Derived `Tensor` params (`@derived`, spec/plugins.md § Derived tensors): data the runtime
+//! Derived `Tensor` params (`@derived`, spec/plugins.md § Derived tensors) that the runtime
 //! computes from another `Tensor` param of the same instance, when the scene is built and
 //! again whenever that source changes (as Mitsuba's plugins rebuild their sampling warps when
-//! their parameters change).
+//! their parameters change). Tables of a plugin method (`tabulate`) are computed by kernels
+//! (`tabulate.rs`).
 
 use std::f64::consts::PI;
 
@@ -12,17 +13,13 @@ use crate::params::TensorValue;
 /// The weights of Rec. 709 luminance (stdlib/color.drs `luminance`).
 const LUMINANCE: [f64; 3] = [0.212671, 0.715160, 0.072169];
 
-/// The name of the `Tensor` param a derivation reads.
-pub fn source_param(derivation: &Derivation) -> &str {
-    match derivation {
-        Derivation::Distribution2d { source, .. } => source,
-    }
-}
-
 /// The derived tensor computed from its source's value.
 pub fn derive(derivation: &Derivation, source: &TensorValue) -> Result<TensorValue, String> {
     match derivation {
         Derivation::Distribution2d { rows, mis_compensated, .. } => distribution_2d(source, *rows, *mis_compensated),
+        Derivation::Tabulate { method, .. } => {
+            Err(format!("a table of `{method}` is computed by the scene's kernels, not from a tensor"))
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use drs_cranelift::{Externs, Jit, KernelCache, Lanes, Options};
 use drs_ir::FuncId;
 use drs_opt::OptLevel;
+use drs_sema::program::FnId;
 
 use crate::error::RenderError;
 use crate::link::EntryMode;
@@ -18,8 +19,9 @@ pub struct Kernel {
     /// The names of the module's buffers, in order.
     pub(crate) buffers: Vec<String>,
     /// The entry function. Primal: the integrator's `sample`, (instance, scene, sampler, ray)
-    /// -> (colour, valid), or with AOVs its `sample_aovs` (the AOV values follow). Backward: `bwd_diff(sample)`, the same arguments and the adjoint of
-    /// the result.
+    /// -> (colour, valid), or with AOVs its `sample_aovs` (the AOV values follow). Backward:
+    /// `bwd_diff(sample)`, the same arguments and the adjoint of the result. For a table
+    /// (`tabulate.rs`): the tabulated method, (instance, x) -> value.
     pub(crate) entry: FuncId,
 }
 
@@ -48,14 +50,30 @@ impl Scene {
             .methods
             .get(method)
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `{method}` method", def.name)))?;
-        let linked = crate::link::link(program, &self.types, self.nesting, sample, mode)
+        // The integrator instance and the scene are the same in every lane.
+        let kernel = Arc::new(self.link_and_compile(sample, mode, lanes, &[true, true])?);
+        kernels.insert((lanes, mode), kernel.clone());
+        Ok(kernel)
+    }
+
+    /// The kernel whose entry is the plugin method or function `function` (or its derivative,
+    /// by `mode`), linked with the scene's plugin types and compiled through the kernel cache
+    /// for `lanes`, with `uniform` flags for its leading parameters.
+    pub(crate) fn link_and_compile(
+        &self,
+        function: FnId,
+        mode: EntryMode,
+        lanes: Lanes,
+        uniform: &[bool],
+    ) -> Result<Kernel, RenderError> {
+        let program = self.library.program();
+        let linked = crate::link::link(program, &self.types, self.nesting, function, mode)
             .map_err(|e| RenderError::Link(e.to_string()))?;
         // The linked module's entry is function 0, and stays so through the optimisation.
         let entry = FuncId(0);
-        // The integrator instance and the scene are the same in every lane; the host calls the
-        // entry alone.
+        // The host calls the entry alone.
         let name = linked.module.function(entry).name.clone();
-        let options = Options::new(lanes).uniform(name.clone(), vec![true, true]).entry(name);
+        let options = Options::new(lanes).uniform(name.clone(), uniform.to_vec()).entry(name);
         // Keyed on the linked module: a kernel in the cache costs no optimisation.
         let level = OptLevel::Default;
         let preparation = format!("drs_opt::prepare_kernel({level:?})");
@@ -68,8 +86,6 @@ impl Scene {
         crate::host::bind(&mut externs, jit.extern_decls(), program, self.geometry.clone())
             .map_err(|e| RenderError::Link(e.to_string()))?;
         let buffers = jit.buffers().iter().map(|b| b.name.clone()).collect();
-        let kernel = Arc::new(Kernel { jit, externs, buffers, entry });
-        kernels.insert((lanes, mode), kernel.clone());
-        Ok(kernel)
+        Ok(Kernel { jit, externs, buffers, entry })
     }
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use drs_lower::layout::{HostValue, Layout};
-use drs_sema::program::Derivation;
+use drs_sema::program::{Derivation, FnId};
 
 use crate::derive::derive;
 
@@ -87,6 +87,9 @@ pub struct ParamStore {
     /// The `@derived` tensors, recomputed whenever their source changes. They are not scene
     /// parameters: neither listed nor settable.
     derived: Vec<DerivedTensor>,
+    /// The `@derived(tabulate, ..)` tensors, which the scene's kernels compute before every
+    /// pass (`tabulate.rs`). Not scene parameters either.
+    tables: Vec<TabulatedTensor>,
 }
 
 /// A `@derived` `Tensor` param of one instance and the key of the tensor it is computed from.
@@ -94,6 +97,14 @@ struct DerivedTensor {
     info: ParamInfo,
     source: String,
     derivation: Derivation,
+}
+
+/// A `@derived(tabulate, METHOD, N)` `Tensor` param of one instance: `count` values of the
+/// plugin method `method` for that instance.
+pub(crate) struct TabulatedTensor {
+    pub(crate) info: ParamInfo,
+    pub(crate) method: FnId,
+    pub(crate) count: u32,
 }
 
 impl ParamStore {
@@ -148,6 +159,32 @@ impl ParamStore {
         let info = self.params.pop().expect("add_tensor added it");
         self.derived.push(DerivedTensor { info, source: source.to_owned(), derivation: derivation.clone() });
         Ok(())
+    }
+
+    /// Adds the `@derived(tabulate, ..)` tensor param `info` of `count` values of `method`,
+    /// zeros until the scene's kernels compute them.
+    pub(crate) fn add_table(&mut self, info: ParamInfo, method: FnId, count: u32) -> Result<(), ParamError> {
+        let zeros = TensorValue::new([count, 1, 1], vec![0.0; count as usize])
+            .map_err(|message| ParamError::Value { key: info.key.clone(), message })?;
+        self.add_tensor(info, &zeros)?;
+        let info = self.params.pop().expect("add_tensor added it");
+        self.tables.push(TabulatedTensor { info, method, count });
+        Ok(())
+    }
+
+    pub(crate) fn tables(&self) -> &[TabulatedTensor] {
+        &self.tables
+    }
+
+    /// Overwrites the elements of `info` (a scalar param's scalars or a tensor's data, in the
+    /// order of [`Self::elements`]) with `bits`, in place: kernels can be running only when
+    /// no one holds `&mut self`, so this is for data whose size does not change.
+    pub(crate) fn store(&self, info: &ParamInfo, bits: impl IntoIterator<Item = u32>) {
+        for ((buffer, index), b) in self.elements(info).into_iter().zip(bits) {
+            if let Some(slot) = self.buffers.get(buffer).and_then(|b| b.get(index)) {
+                slot.store(b, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The new values of the tensors derived from `source` if it took the value `value`.
@@ -298,19 +335,15 @@ impl ParamStore {
         if !info.layout.scalar_types().iter().all(|&t| t == drs_ir::Ty::F32) {
             return Err(fail(format!("a {} is not made of f32 scalars", info.layout.describe())));
         }
-        let elements = self.elements(&info);
-        if values.len() != elements.len() {
-            return Err(fail(format!("expected {} values, got {}", elements.len(), values.len())));
+        let count = self.elements(&info).len();
+        if values.len() != count {
+            return Err(fail(format!("expected {count} values, got {}", values.len())));
         }
         let derived = match self.derived.iter().any(|d| d.source == key) {
             true => self.rederive(key, &TensorValue { shape: self.tensor_shape(key)?, data: values.to_vec() })?,
             false => Vec::new(),
         };
-        for ((buffer, index), v) in elements.into_iter().zip(values) {
-            if let Some(slot) = self.buffers.get(buffer).and_then(|b| b.get(index)) {
-                slot.store(v.to_bits(), Ordering::Relaxed);
-            }
-        }
+        self.store(&info, values.iter().map(|v| v.to_bits()));
         for (info, value) in derived {
             self.replace_tensor(&info, &value)?;
         }

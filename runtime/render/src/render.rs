@@ -70,6 +70,7 @@ pub(crate) fn tile_count(film: &Film, size: u32) -> u64 {
 impl Scene {
     /// Renders the scene's sensor into an RGB image.
     pub fn render(&self, options: &RenderOptions) -> Result<Image, RenderError> {
+        self.update_tables()?;
         let kernel = self.kernel(options.lanes)?;
         let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
         let expected = self.result_width();

@@ -11,7 +11,7 @@ use drs_geometry::{Disk, Geometry, MeshOptions, Shape, Sphere, Transform};
 use drs_ir::Ty;
 use drs_lower::layout::{HostValue, Layout};
 use drs_scene::{Category, Definitions, Location, Object, ObjectId, SceneDesc, SceneError, Value};
-use drs_sema::program::{Derivation, PluginId};
+use drs_sema::program::{Derivation, FnId, PluginId};
 use drs_sema::types::PluginKind;
 
 use crate::aov::{parse_aovs, AovChannels, AOV_METHOD};
@@ -71,6 +71,8 @@ pub struct Scene {
     pub(crate) film: FilmDesc,
     pub(crate) sampler: Sampler,
     pub(crate) kernels: Mutex<HashMap<(drs_cranelift::Lanes, crate::link::EntryMode), Arc<Kernel>>>,
+    /// The kernels of tabulated methods (`tabulate.rs`).
+    pub(crate) table_kernels: Mutex<HashMap<FnId, Arc<Kernel>>>,
     /// Worker pools by requested thread count (0: rayon's default), kept between passes.
     pub(crate) pools: Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>,
 }
@@ -253,6 +255,7 @@ impl<'a> SceneBuild<'a> {
             film,
             sampler,
             kernels: Mutex::new(HashMap::new()),
+            table_kernels: Mutex::new(HashMap::new()),
             pools: Mutex::new(HashMap::new()),
         })
     }
@@ -377,7 +380,7 @@ impl<'a> SceneBuild<'a> {
         }
         for param in &layouts {
             if let Some(derivation) = &param.derived {
-                self.set_derived_param(object, instance, param, derivation, key)?;
+                self.set_derived_param(object, p, instance, param, derivation, key)?;
             }
         }
         self.handles.insert(id, h);
@@ -525,10 +528,13 @@ impl<'a> SceneBuild<'a> {
         self.params.add_tensor(info, &value).map_err(|e| error(object, e.to_string()))
     }
 
-    /// A `@derived` `Tensor` param, computed from the instance's source tensor.
+    /// A `@derived` `Tensor` param of plugin `p`: computed from the instance's source tensor,
+    /// or a table of a method of the plugin that kernels compute before every pass.
+    #[allow(clippy::too_many_arguments)]
     fn set_derived_param(
         &mut self,
         object: &Object,
+        p: PluginId,
         instance: u32,
         param: &drs_lower::ParamLayout,
         derivation: &Derivation,
@@ -536,9 +542,19 @@ impl<'a> SceneBuild<'a> {
     ) -> Result<(), SceneError> {
         let buffers = self.buffer_names(param);
         let info = tensor_info(object, format!("{key}.{}", param.name), param, buffers, instance)?;
-        let source = format!("{key}.{}", crate::derive::source_param(derivation));
+        let source_param = match derivation {
+            Derivation::Distribution2d { source, .. } => source,
+            Derivation::Tabulate { method, count } => {
+                let program = &self.library.program().program;
+                let method = *program.plugins[p].methods.get(method).ok_or_else(|| {
+                    error(object, format!("plugin `{}` has no method `{method}` to tabulate", program.plugins[p].name))
+                })?;
+                return self.params.add_table(info, method, *count).map_err(|e| error(object, e.to_string()));
+            }
+        };
+        let source = format!("{key}.{source_param}");
         self.params.add_derived(info, &source, derivation).map_err(|e| {
-            let file_param = tensor_file_param(crate::derive::source_param(derivation));
+            let file_param = tensor_file_param(source_param);
             let location = object.property(file_param).and_then(|p| p.location.clone());
             let mut e = SceneError::new(location.or_else(|| object.location().cloned()), e.to_string());
             e.element_path = Some(object.path().to_owned());

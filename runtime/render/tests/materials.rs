@@ -1,7 +1,8 @@
 //! Mitsuba's named constants in scenes (`materials.rs`): conductor `material` presets and IOR
 //! names give the params Mitsuba 3.9.1 has (values read back from Mitsuba with `mi.traverse`),
 //! a preset renders exactly as its eta and k given explicitly, and bad names are located
-//! errors. Also the `srgb` texture's scene-file form (`color`).
+//! errors. Also the `srgb` texture's scene-file form (`color`), and `roughplastic`'s table
+//! (`@derived(tabulate, ..)`), which follows its params.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -129,8 +130,8 @@ fn unknown_names_and_presets_with_eta_or_k_are_located_errors() {
     );
 }
 
-/// A small render of a copper sphere on a grey floor under a sky.
-fn render_ball(bsdf: &str) -> Image {
+/// A small scene of a sphere with `bsdf` on a grey floor under a sky.
+fn ball_scene(bsdf: &str) -> Scene {
     let text = format!(
         r#"<scene version="3.0.0">
             <integrator type="path"><integer name="max_depth" value="4"/></integrator>
@@ -151,9 +152,11 @@ fn render_ball(bsdf: &str) -> Image {
             </shape>
         </scene>"#
     );
-    let scene =
-        Scene::load_str(&text, virtual_path(), &Definitions::new(), library()).unwrap_or_else(|e| panic!("{}", e[0]));
-    scene.render(&RenderOptions::default()).expect("renders")
+    Scene::load_str(&text, virtual_path(), &Definitions::new(), library()).unwrap_or_else(|e| panic!("{}", e[0]))
+}
+
+fn render_ball(bsdf: &str) -> Image {
+    ball_scene(bsdf).render(&RenderOptions::default()).expect("renders")
 }
 
 #[test]
@@ -182,4 +185,34 @@ fn srgb_textures_take_their_color() {
     let e =
         load(&[r#"<bsdf type="diffuse"><texture type="srgb" name="reflectance"/></bsdf>"#]).err().expect("an error");
     assert!(e.contains("color"), "{e}");
+}
+
+/// `roughplastic` interpolates a table of its coating's transmittance that the runtime makes
+/// from `alpha`, `int_ior` and `distribution` before every pass: a scene whose params are
+/// changed renders exactly as one loaded with the new values.
+#[test]
+fn roughplastic_tables_follow_their_params() {
+    let bsdf = |alpha: f32, ior: f32| {
+        format!(
+            r#"<bsdf type="roughplastic"><float name="alpha" value="{alpha}"/><float name="int_ior" value="{ior}"/>
+                <rgb name="diffuse_reflectance" value="0.8, 0.3, 0.1"/></bsdf>"#
+        )
+    };
+    let mut scene = ball_scene(&bsdf(0.05, 1.3));
+    let before = scene.render(&RenderOptions::default()).expect("renders");
+    let key = |name: &str| {
+        let info = scene.params().params().iter().find(|p| p.key.ends_with(&format!(".bsdf.{name}")));
+        info.unwrap_or_else(|| panic!("no {name}")).key.clone()
+    };
+    let (alpha, ior) = (key("alpha"), key("int_ior"));
+    scene.params_mut().set_values(&alpha, &[0.6]).unwrap();
+    scene.params_mut().set_values(&ior, &[2.0]).unwrap();
+    let changed = scene.render(&RenderOptions::default()).expect("renders");
+    let loaded = render_ball(&bsdf(0.6, 2.0));
+    assert!(changed.data() == loaded.data(), "changed params render as loaded ones, bit for bit");
+    assert!(changed.data() != before.data(), "the params matter");
+    assert!(
+        scene.params().params().iter().all(|p| !p.key.ends_with("transmittance_table")),
+        "a table is not a scene parameter"
+    );
 }

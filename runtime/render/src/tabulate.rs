@@ -1,0 +1,66 @@
+//! `@derived(tabulate, METHOD, N)` tensors (spec/plugins.md § Derived tensors): the runtime
+//! links the plugin's method `METHOD(x: f32) -> f32` as a kernel of its own and evaluates it
+//! for every instance at N equally spaced x from 0 to 1. It does so before every render and
+//! reverse pass, from the params' values at that moment, so a table follows every change of
+//! the params it is made from (as Mitsuba's plugins rebuild their tables when their parameters
+//! change); a table costs N calls of its method per instance, far less than a pass.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use drs_cranelift::{Buffer, Lanes};
+use drs_sema::program::FnId;
+
+use crate::error::RenderError;
+use crate::kernel::Kernel;
+use crate::link::EntryMode;
+use crate::params::TabulatedTensor;
+use crate::scene::Scene;
+
+/// Point `i` of a table of `count` entries: i / (count - 1).
+pub fn table_point(i: u32, count: u32) -> f32 {
+    i as f32 / (count - 1) as f32
+}
+
+impl Scene {
+    /// Computes the scene's `@derived(tabulate, ..)` tensors from the current param values,
+    /// compiling their methods on first use. [`Scene::render`] and [`Scene::backward`] call it
+    /// first; call it to compile those kernels ahead of a pass.
+    pub fn update_tables(&self) -> Result<(), RenderError> {
+        let mut groups: BTreeMap<(FnId, u32), Vec<&TabulatedTensor>> = BTreeMap::new();
+        for table in self.params.tables() {
+            groups.entry((table.method, table.count)).or_default().push(table);
+        }
+        for ((method, count), tables) in groups {
+            let kernel = self.table_kernel(method)?;
+            let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
+            let count = count as usize;
+            let n = tables.len() * count;
+            // Column-major arguments: the instances, then the points.
+            let mut args = Vec::with_capacity(2 * n);
+            args.extend(tables.iter().flat_map(|t| std::iter::repeat_n(t.info.instance, count)));
+            args.extend((0..n).map(|j| table_point((j % count) as u32, count as u32).to_bits()));
+            let mut results = vec![0u32; n];
+            let buffers: Vec<Buffer> =
+                kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
+            entry
+                .call_batch(n, &args, &mut results, &buffers, &kernel.externs)
+                .map_err(|e| RenderError::Kernel(e.to_string()))?;
+            for (table, values) in tables.iter().zip(results.chunks_exact(count)) {
+                self.params.store(&table.info, values.iter().copied());
+            }
+        }
+        Ok(())
+    }
+
+    /// The kernel of a tabulated method, linked and compiled on first use.
+    fn table_kernel(&self, method: FnId) -> Result<Arc<Kernel>, RenderError> {
+        let mut kernels = self.table_kernels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = kernels.get(&method) {
+            return Ok(k.clone());
+        }
+        let kernel = Arc::new(self.link_and_compile(method, EntryMode::Primal, Lanes::X4, &[false, false])?);
+        kernels.insert(method, kernel.clone());
+        Ok(kernel)
+    }
+}
