@@ -177,8 +177,8 @@ impl ParamStore {
     }
 
     /// Overwrites the elements of `info` (a scalar param's scalars or a tensor's data, in the
-    /// order of [`Self::elements`]) with `bits`, in place: kernels can be running only when
-    /// no one holds `&mut self`, so this is for data whose size does not change.
+    /// order of [`Self::elements`]) with `bits`. The buffers are atomic, so `&self` suffices
+    /// where the size stays the same, as for the tables made before a pass.
     pub(crate) fn store(&self, info: &ParamInfo, bits: impl IntoIterator<Item = u32>) {
         for ((buffer, index), b) in self.elements(info).into_iter().zip(bits) {
             if let Some(slot) = self.buffers.get(buffer).and_then(|b| b.get(index)) {
