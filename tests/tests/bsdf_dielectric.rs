@@ -496,7 +496,8 @@ fn roughplastic_transmittance_table_interpolates_its_quadrature() {
     let mus: Vec<f32> = (0..=63).map(|i| i as f32 / 63.0).chain((0..200).map(|i| (i as f32 + 0.5) / 200.0)).collect();
     let n = mus.len();
     for (config, handle) in configs.iter().zip(handles) {
-        let mut args = vec![handle & 0xff_ffff; n];
+        // A method's entry takes the instance index, the handle without its type's tag.
+        let mut args = vec![handle & (drs_render::link::MAX_INSTANCES - 1); n];
         args.extend(mus.iter().map(|m| m.to_bits()));
         let (t, q) = (table.call(n, &args), quadrature.call(n, &args));
         for (k, mu) in mus.iter().enumerate() {
