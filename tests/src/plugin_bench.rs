@@ -61,6 +61,7 @@ pub struct Bench {
 /// A `@derived(tabulate, ..)` tensor of one instance: `count` values of the plugin method
 /// `method`, in the tensor's data and offset buffers `data` and `offset` (indices in the
 /// module's buffers).
+#[derive(Clone, Copy)]
 struct Table {
     method: FnId,
     count: u32,
@@ -230,18 +231,24 @@ impl Bench {
     }
 
     /// Computes the instances' `@derived(tabulate, ..)` tensors, as a scene does before a
-    /// pass: the plugin method at the points of [`drs_render::table_point`].
+    /// pass (with the arguments of [`drs_render::table_arguments`]).
     fn fill_tables(&mut self) {
         let module = &library().program().lowered.module;
-        for k in 0..self.tables.len() {
-            let Table { method, count, instance, data, offset } = self.tables[k];
+        // One kernel and one call per tabulated method, for all its instances.
+        let mut groups: HashMap<(FnId, u32), Vec<Table>> = HashMap::new();
+        for &table in &self.tables {
+            groups.entry((table.method, table.count)).or_default().push(table);
+        }
+        for ((method, count), tables) in groups {
             let entry = Entry::for_function(method, self, 0, &[]);
-            let mut args = vec![instance; count as usize];
-            args.extend((0..count).map(|i| drs_render::table_point(i, count).to_bits()));
-            let values = entry.call(count as usize, &args);
-            let offset = self.buffers[&module.buffers[offset as usize].name][instance as usize] as usize;
-            let data = self.buffers.get_mut(&module.buffers[data as usize].name).expect("the table's data");
-            data[offset..offset + count as usize].copy_from_slice(&values);
+            let instances: Vec<u32> = tables.iter().map(|t| t.instance).collect();
+            let values = entry.call(tables.len() * count as usize, &drs_render::table_arguments(&instances, count));
+            for (table, values) in tables.iter().zip(values.chunks_exact(count as usize)) {
+                let offsets = &self.buffers[&module.buffers[table.offset as usize].name];
+                let offset = offsets[table.instance as usize] as usize;
+                let data = self.buffers.get_mut(&module.buffers[table.data as usize].name).expect("the table's data");
+                data[offset..offset + values.len()].copy_from_slice(values);
+            }
         }
     }
 

@@ -17,9 +17,14 @@ use crate::link::EntryMode;
 use crate::params::TabulatedTensor;
 use crate::scene::Scene;
 
-/// Point `i` of a table of `count` entries: i / (count - 1).
-pub fn table_point(i: u32, count: u32) -> f32 {
-    i as f32 / (count - 1) as f32
+/// The arguments of a tabulated method's kernel that make the tables of `instances`, `count`
+/// entries each, column-major: each instance `count` times, then for each the points
+/// i / (count - 1). The results are the tables back to back.
+pub fn table_arguments(instances: &[u32], count: u32) -> Vec<u32> {
+    let points = (0..count).map(|i| (i as f32 / (count - 1) as f32).to_bits());
+    let mut args: Vec<u32> = instances.iter().flat_map(|&k| std::iter::repeat_n(k, count as usize)).collect();
+    args.extend(instances.iter().flat_map(|_| points.clone()));
+    args
 }
 
 impl Scene {
@@ -34,12 +39,10 @@ impl Scene {
         for ((method, count), tables) in groups {
             let kernel = self.table_kernel(method)?;
             let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
+            let instances: Vec<u32> = tables.iter().map(|t| t.info.instance).collect();
+            let args = table_arguments(&instances, count);
             let count = count as usize;
             let n = tables.len() * count;
-            // Column-major arguments: the instances, then the points.
-            let mut args = Vec::with_capacity(2 * n);
-            args.extend(tables.iter().flat_map(|t| std::iter::repeat_n(t.info.instance, count)));
-            args.extend((0..n).map(|j| table_point((j % count) as u32, count as u32).to_bits()));
             let mut results = vec![0u32; n];
             let buffers: Vec<Buffer> =
                 kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
