@@ -14,8 +14,10 @@ pub struct Hit {
     /// Triangle index within a mesh; 0 for spheres and disks.
     pub prim_index: u32,
     /// The primitive's local parametrisation at the hit: barycentrics `(b1, b2)` of the second
-    /// and third vertex for triangles; Mitsuba's polar uv for spheres (`(φ/2π, θ/π)`) and
-    /// disks (`(r, φ/2π)`).
+    /// and third vertex for triangles; zero for spheres and disks, whose surface interaction
+    /// recomputes what it needs from the hit point (as Mitsuba's preliminary intersections
+    /// do). Their polar uv costs an `acos` and an `atan2`, which an intersection test, often of
+    /// a shadow ray or of a hit that a nearer one replaces, would throw away.
     pub prim_uv: Vec2,
 }
 

@@ -50,7 +50,7 @@ impl Disk {
         let local = o + d * t;
         // Written so that NaN (a ray in the plane) misses.
         let inside = t >= 0.0 && t <= ray.maxt && local.x * local.x + local.y * local.y <= 1.0;
-        inside.then(|| PrimitiveHit { t, uv: disk_uv(Vec2::new(local.x, local.y)) })
+        inside.then_some(PrimitiveHit { t, uv: Vec2::ZERO })
     }
 
     pub(crate) fn surface_interaction(&self, ray: &Ray, hit: &Hit) -> SurfaceInteraction {

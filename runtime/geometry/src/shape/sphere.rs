@@ -79,7 +79,7 @@ impl Sphere {
             return None;
         }
         let t = if near < 0.0 { far } else { near } as f32;
-        Some(PrimitiveHit { t, uv: sphere_uv(self.to_world.inverse_point(ray.at(t))) })
+        Some(PrimitiveHit { t, uv: Vec2::ZERO })
     }
 
     pub(crate) fn surface_interaction(&self, ray: &Ray, hit: &Hit) -> SurfaceInteraction {
