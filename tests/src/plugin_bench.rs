@@ -54,17 +54,18 @@ pub struct Bench {
     counts: HashMap<PluginId, u32>,
     /// How deep each instance nests instances of its own kind, by (kind, handle).
     nesting: HashMap<(PluginKind, u32), usize>,
-    /// The instances' `@derived(tabulate, ..)` tensors.
+    /// The instances' `@derived(tabulate | mean, ..)` tensors.
     tables: Vec<Table>,
 }
 
-/// A `@derived(tabulate, ..)` tensor of one instance: `count` values of the plugin method
-/// `method`, in the tensor's data and offset buffers `data` and `offset` (indices in the
-/// module's buffers).
+/// A `@derived(tabulate | mean, ..)` tensor of one instance: `count` values of the plugin
+/// method `method` (or with `mean` their mean), in the tensor's data and offset buffers `data`
+/// and `offset` (indices in the module's buffers).
 #[derive(Clone, Copy)]
 struct Table {
     method: FnId,
     count: u32,
+    mean: bool,
     instance: u32,
     data: u32,
     offset: u32,
@@ -134,11 +135,13 @@ impl Bench {
                 Layout::Tensor => {
                     let value = match &layout.derived {
                         // Computed by `compile`, once every instance is there.
-                        Some(Derivation::Tabulate { method, count }) => {
+                        Some(Derivation::Tabulate { method, count, mean }) => {
+                            let (count, mean) = (*count, *mean);
                             let method = library.program().program.plugins[p].methods[method];
                             let (data, offset) = (layout.buffers[0], layout.buffers[1]);
-                            self.tables.push(Table { method, count: *count, instance, data, offset });
-                            TensorValue::new([*count, 1, 1], vec![0.0; *count as usize]).expect("a list")
+                            self.tables.push(Table { method, count, mean, instance, data, offset });
+                            let len = if mean { 1 } else { count };
+                            TensorValue::new([len, 1, 1], vec![0.0; len as usize]).expect("a list")
                         }
                         Some(derivation @ Derivation::Distribution2d { source, .. }) => {
                             let source = tensors.iter().find(|(n, _)| n == source).map(|(_, v)| v);
@@ -230,8 +233,8 @@ impl Bench {
         self.instance(PluginKind::Texture, texture, &[("value", value)])
     }
 
-    /// Computes the instances' `@derived(tabulate, ..)` tensors, as a scene does before a
-    /// pass (with the arguments of [`drs_render::table_arguments`]).
+    /// Computes the instances' `@derived(tabulate | mean, ..)` tensors, as a scene does before
+    /// a pass (with [`drs_render::table_arguments`] and [`drs_render::tabulated_data`]).
     fn fill_tables(&mut self) {
         let module = &library().program().lowered.module;
         // One kernel and one call per tabulated method, for all its instances.
@@ -247,7 +250,8 @@ impl Bench {
                 let offsets = &self.buffers[&module.buffers[table.offset as usize].name];
                 let offset = offsets[table.instance as usize] as usize;
                 let data = self.buffers.get_mut(&module.buffers[table.data as usize].name).expect("the table's data");
-                data[offset..offset + values.len()].copy_from_slice(values);
+                let values = drs_render::tabulated_data(values, table.mean);
+                data[offset..offset + values.len()].copy_from_slice(&values);
             }
         }
     }
@@ -264,8 +268,23 @@ impl Bench {
         Entry::for_function(f, self, 0, &[])
     }
 
+    /// The data of the `Tensor` param `param` of the instance with handle `handle` of the `kind`
+    /// plugin named `plugin`, with the tables computed as in [`Bench::compile`].
+    pub fn tensor(&mut self, kind: PluginKind, plugin: &str, handle: u32, param: &str) -> Vec<f32> {
+        self.fill_tables();
+        let program = library().program();
+        let p = library().plugin(kind, plugin).unwrap_or_else(|| panic!("no {} plugin `{plugin}`", kind.keyword()));
+        let layout = program.lowered.plugins[p].params.iter().find(|l| l.name == param);
+        let layout = layout.unwrap_or_else(|| panic!("`{plugin}` has no param `{param}`"));
+        let buffer = |k: usize| &self.buffers[&program.lowered.module.buffers[layout.buffers[k] as usize].name];
+        let instance = (handle & ((1 << TAG_SHIFT) - 1)) as usize;
+        let offset = buffer(1)[instance] as usize;
+        let len: usize = (2..5).map(|k| buffer(k)[instance] as usize).product();
+        buffer(0)[offset..offset + len].iter().map(|&b| f32::from_bits(b)).collect()
+    }
+
     /// The BSDF probes compiled for the plugin types and param values added so far (and the
-    /// tables of their `@derived(tabulate, ..)` params computed).
+    /// tables of their `@derived(tabulate | mean, ..)` params computed).
     pub fn compile(&mut self) -> Probes {
         self.fill_tables();
         // The BSDF handle and the transport mode are the same in every lane of a batch.

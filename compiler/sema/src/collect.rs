@@ -556,8 +556,8 @@ impl Sema {
         (no_diff, choices, derived)
     }
 
-    /// The derivation `@derived(..)` names: `distribution_2d, SOURCE, ROWS[, mis_compensated]`
-    /// or `tabulate, METHOD, N`, its source or method not yet checked (see
+    /// The derivation `@derived(..)` names: `distribution_2d, SOURCE, ROWS[, mis_compensated]`,
+    /// `tabulate, METHOD, N` or `mean, METHOD, N`, its source or method not yet checked (see
     /// [`Self::check_derivations`]).
     fn derivation(&mut self, attr: &Attribute) -> Option<Derivation> {
         let word = |k: usize| match attr.args.get(k) {
@@ -587,21 +587,22 @@ impl Sema {
                     None => (span_of(2), format!("the rows are weighted {row_words}")),
                 },
             },
-            Some("tabulate") => match (word(1), attr.args.get(2)) {
-                _ if n != 3 => (attr.span, "`tabulate` takes a method and a number of entries".to_string()),
+            Some(kind @ ("tabulate" | "mean")) => match (word(1), attr.args.get(2)) {
+                _ if n != 3 => (attr.span, format!("`{kind}` takes a method and a number of points")),
                 (None, _) => (span_of(1), "not a plain name".to_string()),
                 (Some(method), Some(&AttrArg::Int(count, _))) if (min as u64..=max as u64).contains(&count) => {
-                    return Some(Derivation::Tabulate { method: method.to_string(), count: count as u32 });
+                    let (method, count, mean) = (method.to_string(), count as u32, kind == "mean");
+                    return Some(Derivation::Tabulate { method, count, mean });
                 }
-                _ => (span_of(2), format!("the number of entries is from {min} to {max}")),
+                _ => (span_of(2), format!("the number of points is from {min} to {max}")),
             },
-            _ => (span_of(0), "the derivation is `distribution_2d` or `tabulate`".to_string()),
+            _ => (span_of(0), "the derivation is `distribution_2d`, `tabulate` or `mean`".to_string()),
         };
         self.error(
             Diagnostic::new(Code::AttributeArguments, problem.0, "`@derived` takes a derivation and its arguments")
                 .with_label(problem.1)
                 .with_help(format!(
-                    "write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}, optionally followed by `{MIS_COMPENSATED}`, or `@derived(tabulate, METHOD, N)`"
+                    "write `@derived(distribution_2d, SOURCE, ROWS)` with ROWS {row_words}, optionally followed by `{MIS_COMPENSATED}`, `@derived(tabulate, METHOD, N)` or `@derived(mean, METHOD, N)`"
                 )),
         );
         None
@@ -626,7 +627,7 @@ impl Sema {
                         "name a `Tensor` parameter of this plugin that the scene gives",
                     )
                 }
-                Derivation::Tabulate { method, .. } => {
+                Derivation::Tabulate { method, mean, .. } => {
                     let label = match self.program.plugins[p].methods.get(method) {
                         Some(&f) => {
                             let signature = self.program.functions[f].signature();
@@ -641,7 +642,11 @@ impl Sema {
                         None => format!("the plugin has no method `{method}`"),
                     };
                     (
-                        "`@derived(tabulate, ..)` needs a method `(f32) -> f32`",
+                        if *mean {
+                            "`@derived(mean, ..)` needs a method `(f32) -> f32`"
+                        } else {
+                            "`@derived(tabulate, ..)` needs a method `(f32) -> f32`"
+                        },
                         label,
                         "name a method of this plugin that takes one `f32` and returns an `f32`",
                     )

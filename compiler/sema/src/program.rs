@@ -137,11 +137,14 @@ pub enum Derivation {
     /// `@derived(tabulate, METHOD, N)`: the values of the plugin's method `METHOD(x: f32) ->
     /// f32` for the instance at `count` equally spaced x from 0 to 1, a table the plugin
     /// interpolates instead of evaluating the method (Mitsuba's precomputed tables).
-    Tabulate { method: String, count: u32 },
+    /// `@derived(mean, METHOD, N)` (`mean`): their mean instead, a tensor of one value (a
+    /// constant of the instance that a model defines by such an average, as Mitsuba's
+    /// `roughplastic` does its internal reflectance).
+    Tabulate { method: String, count: u32, mean: bool },
 }
 
 impl Derivation {
-    /// The fewest and the most entries of a `tabulate` table.
+    /// The fewest and the most points of a `tabulate` or `mean` derivation.
     pub const TABULATE_COUNTS: (u32, u32) = (2, 1 << 16);
 }
 

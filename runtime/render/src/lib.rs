@@ -10,7 +10,7 @@
 //!   handles, host derivatives; plugins nested in plugins of their kind unrolled to a bounded
 //!   depth by `nesting.rs`); `kernel.rs` compiles it through the kernel cache and binds
 //!   the host functions of `host.rs` (ray tracing, emitter selection, sample streams).
-//!   `tabulate.rs` computes the tables of plugin methods (`@derived(tabulate, ..)`) with
+//!   `tabulate.rs` computes the tables of plugin methods (`@derived(tabulate | mean, ..)`) with
 //!   kernels of their own before every pass; `derive.rs` the other derived tensors.
 //! - `render.rs`: the render loop, tiles in parallel, deterministic for a seed.
 //! - `gradient.rs`: the reverse pass, [`Scene::backward`]: parameter gradients from the adjoint
@@ -60,4 +60,4 @@ pub use params::{ParamError, ParamInfo, ParamStore, TensorValue};
 pub use render::RenderOptions;
 pub use scene::{FilmDesc, Scene, SceneGeometry};
 pub use sensor::{FovAxis, PerspectiveCamera};
-pub use tabulate::table_arguments;
+pub use tabulate::{table_arguments, tabulated_data};

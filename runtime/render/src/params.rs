@@ -87,7 +87,7 @@ pub struct ParamStore {
     /// The `@derived` tensors, recomputed whenever their source changes. They are not scene
     /// parameters: neither listed nor settable.
     derived: Vec<DerivedTensor>,
-    /// The `@derived(tabulate, ..)` tensors, which the scene's kernels compute before every
+    /// The `@derived(tabulate | mean, ..)` tensors, which the scene's kernels compute before every
     /// pass (`tabulate.rs`). Not scene parameters either.
     tables: Vec<TabulatedTensor>,
 }
@@ -99,12 +99,13 @@ struct DerivedTensor {
     derivation: Derivation,
 }
 
-/// A `@derived(tabulate, METHOD, N)` `Tensor` param of one instance: `count` values of the
-/// plugin method `method` for that instance.
+/// A `@derived(tabulate | mean, METHOD, N)` `Tensor` param of one instance: `count` values of
+/// the plugin method `method` for that instance, or with `mean` their mean.
 pub(crate) struct TabulatedTensor {
     pub(crate) info: ParamInfo,
     pub(crate) method: FnId,
     pub(crate) count: u32,
+    pub(crate) mean: bool,
 }
 
 impl ParamStore {
@@ -161,14 +162,21 @@ impl ParamStore {
         Ok(())
     }
 
-    /// Adds the `@derived(tabulate, ..)` tensor param `info` of `count` values of `method`,
-    /// zeros until the scene's kernels compute them.
-    pub(crate) fn add_table(&mut self, info: ParamInfo, method: FnId, count: u32) -> Result<(), ParamError> {
-        let zeros = TensorValue::new([count, 1, 1], vec![0.0; count as usize])
+    /// Adds the `@derived(tabulate | mean, ..)` tensor param `info` of `count` values of
+    /// `method` (or their mean), zeros until the scene's kernels compute them.
+    pub(crate) fn add_table(
+        &mut self,
+        info: ParamInfo,
+        method: FnId,
+        count: u32,
+        mean: bool,
+    ) -> Result<(), ParamError> {
+        let len = if mean { 1 } else { count };
+        let zeros = TensorValue::new([len, 1, 1], vec![0.0; len as usize])
             .map_err(|message| ParamError::Value { key: info.key.clone(), message })?;
         self.add_tensor(info, &zeros)?;
         let info = self.params.pop().expect("add_tensor added it");
-        self.tables.push(TabulatedTensor { info, method, count });
+        self.tables.push(TabulatedTensor { info, method, count, mean });
         Ok(())
     }
 

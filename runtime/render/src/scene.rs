@@ -544,12 +544,12 @@ impl<'a> SceneBuild<'a> {
         let info = tensor_info(object, format!("{key}.{}", param.name), param, buffers, instance)?;
         let source_param = match derivation {
             Derivation::Distribution2d { source, .. } => source,
-            Derivation::Tabulate { method, count } => {
+            Derivation::Tabulate { method, count, mean } => {
                 let program = &self.library.program().program;
                 let method = *program.plugins[p].methods.get(method).ok_or_else(|| {
                     error(object, format!("plugin `{}` has no method `{method}` to tabulate", program.plugins[p].name))
                 })?;
-                return self.params.add_table(info, method, *count).map_err(|e| error(object, e.to_string()));
+                return self.params.add_table(info, method, *count, *mean).map_err(|e| error(object, e.to_string()));
             }
         };
         let source = format!("{key}.{source_param}");

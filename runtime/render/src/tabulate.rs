@@ -1,9 +1,10 @@
-//! `@derived(tabulate, METHOD, N)` tensors (spec/plugins.md § Derived tensors): the runtime
-//! links the plugin's method `METHOD(x: f32) -> f32` as a kernel of its own and evaluates it
-//! for every instance at N equally spaced x from 0 to 1. It does so before every render and
-//! reverse pass, from the params' values at that moment, so a table follows every change of
-//! the params it is made from (as Mitsuba's plugins rebuild their tables when their parameters
-//! change); a table costs N calls of its method per instance, far less than a pass.
+//! `@derived(tabulate, METHOD, N)` and `@derived(mean, METHOD, N)` tensors (spec/plugins.md §
+//! Derived tensors): the runtime links the plugin's method `METHOD(x: f32) -> f32` as a kernel
+//! of its own and evaluates it for every instance at N equally spaced x from 0 to 1; the
+//! tensor holds those values, or their mean. It does so before every render and reverse pass,
+//! from the params' values at that moment, so a table follows every change of the params it
+//! is made from (as Mitsuba's plugins rebuild their tables when their parameters change); a
+//! table costs N calls of its method per instance, far less than a pass.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,8 +28,18 @@ pub fn table_arguments(instances: &[u32], count: u32) -> Vec<u32> {
     args
 }
 
+/// The data of a tabulated tensor from its method's `values` (f32 bits) at the points: the
+/// values themselves, or for `mean` their mean (summed in f64) as the only element.
+pub fn tabulated_data(values: &[u32], mean: bool) -> Vec<u32> {
+    if !mean {
+        return values.to_vec();
+    }
+    let sum: f64 = values.iter().map(|&v| f32::from_bits(v) as f64).sum();
+    vec![((sum / values.len() as f64) as f32).to_bits()]
+}
+
 impl Scene {
-    /// Computes the scene's `@derived(tabulate, ..)` tensors from the current param values,
+    /// Computes the scene's `@derived(tabulate | mean, ..)` tensors from the current param values,
     /// compiling their methods on first use. [`Scene::render`] and [`Scene::backward`] call it
     /// first; call it to compile those kernels ahead of a pass.
     pub fn update_tables(&self) -> Result<(), RenderError> {
@@ -50,7 +61,7 @@ impl Scene {
                 .call_batch(n, &args, &mut results, &buffers, &kernel.externs)
                 .map_err(|e| RenderError::Kernel(e.to_string()))?;
             for (table, values) in tables.iter().zip(results.chunks_exact(count)) {
-                self.params.store(&table.info, values.iter().copied());
+                self.params.store(&table.info, tabulated_data(values, table.mean));
             }
         }
         Ok(())
