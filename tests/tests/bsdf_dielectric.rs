@@ -514,7 +514,8 @@ fn roughplastic_transmittance_table_interpolates_its_quadrature() {
 
 /// roughplastic's internal reflectance r_int (`@derived(mean, ..)`) is Mitsuba's for any
 /// roughness and index, also beyond the range of the polynomial fit it replaced (alpha <= 1,
-/// 1 <= eta <= 3, clamped outside). Mitsuba's values: tests/references/roughplastic_internal_reflectance.py.
+/// 1 <= eta <= 3, clamped outside). Mitsuba's values:
+/// tests/references/roughplastic_internal_reflectance.py.
 #[test]
 fn roughplastic_internal_reflectance_is_mitsubas() {
     // (distribution, alpha, int_ior, Mitsuba's r_int)

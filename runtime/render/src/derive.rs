@@ -1,8 +1,8 @@
 //! Derived `Tensor` params (`@derived`, spec/plugins.md § Derived tensors) that the runtime
 //! computes from another `Tensor` param of the same instance, when the scene is built and
 //! again whenever that source changes (as Mitsuba's plugins rebuild their sampling warps when
-//! their parameters change). Tables of a plugin method (`tabulate`, `mean`) are computed by kernels
-//! (`tabulate.rs`).
+//! their parameters change). Tables of a plugin method (`tabulate`, `mean`) are computed by
+//! kernels (`tabulate.rs`).
 
 use std::f64::consts::PI;
 

@@ -10,8 +10,8 @@
 //!   handles, host derivatives; plugins nested in plugins of their kind unrolled to a bounded
 //!   depth by `nesting.rs`); `kernel.rs` compiles it through the kernel cache and binds
 //!   the host functions of `host.rs` (ray tracing, emitter selection, sample streams).
-//!   `tabulate.rs` computes the tables of plugin methods (`@derived(tabulate | mean, ..)`) with
-//!   kernels of their own before every pass; `derive.rs` the other derived tensors.
+//!   `tabulate.rs` computes the tables of plugin methods (`@derived(tabulate | mean, ..)`)
+//!   with kernels of their own before every pass; `derive.rs` the other derived tensors.
 //! - `render.rs`: the render loop, tiles in parallel, deterministic for a seed.
 //! - `gradient.rs`: the reverse pass, [`Scene::backward`]: parameter gradients from the adjoint
 //!   of the image; `optimize.rs`: losses ([`Loss`]) and optimisers ([`Optimizer`]).

@@ -87,8 +87,8 @@ pub struct ParamStore {
     /// The `@derived` tensors, recomputed whenever their source changes. They are not scene
     /// parameters: neither listed nor settable.
     derived: Vec<DerivedTensor>,
-    /// The `@derived(tabulate | mean, ..)` tensors, which the scene's kernels compute before every
-    /// pass (`tabulate.rs`). Not scene parameters either.
+    /// The `@derived(tabulate | mean, ..)` tensors, which the scene's kernels compute before
+    /// every pass (`tabulate.rs`). Not scene parameters either.
     tables: Vec<TabulatedTensor>,
 }
 

@@ -39,8 +39,8 @@ pub fn tabulated_data(values: &[u32], mean: bool) -> Vec<u32> {
 }
 
 impl Scene {
-    /// Computes the scene's `@derived(tabulate | mean, ..)` tensors from the current param values,
-    /// compiling their methods on first use. [`Scene::render`] and [`Scene::backward`] call it
+    /// Computes the scene's `@derived(tabulate | mean, ..)` tensors from the current param
+    /// values, compiling their methods on first use. [`Scene::render`] and [`Scene::backward`] call it
     /// first; call it to compile those kernels ahead of a pass.
     pub fn update_tables(&self) -> Result<(), RenderError> {
         let mut groups: BTreeMap<(FnId, u32), Vec<&TabulatedTensor>> = BTreeMap::new();
