@@ -349,6 +349,11 @@ fn calls_host(module: &Module, f: FuncId) -> bool {
     region(module, &module.function(f).body)
 }
 
+/// The 64-bit FNV-1a hash of `name`: a seed that depends on nothing else.
+fn fnv1a(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
 /// Every differentiable function of the standard library: both derivatives generate, verify
 /// and agree across backends; those that call no host function also pass the numerical
 /// checks wherever the points drawn are in their domain.
@@ -381,9 +386,11 @@ fn stdlib_derivatives() {
         .collect();
     functions.sort();
     assert!(functions.len() >= 40, "only {} differentiable stdlib functions", functions.len());
-    let mut rng = Rng(0x5eed_0002);
-    // Param values: the bits of floats in (0.1, 0.9), but 0 or 1 for bool params (any other
-    // bit pattern is not a bool, and backends may disagree on it).
+    // Param values, drawn from each buffer's name, so that adding stdlib params does not move
+    // the values of the others: the bits of floats in (0.1, 0.9), 0 or 1 for bool params (any
+    // other bit pattern is not a bool, and backends may disagree on it), and 1 to 3 for integer
+    // params (tensor shapes and offsets, choices, handles of instances 1 to 3: as float bits
+    // they made images a billion texels wide, where finite differences in f32 mean nothing).
     let env = Env {
         stateful: Vec::new(),
         buffers: lp
@@ -392,9 +399,11 @@ fn stdlib_derivatives() {
             .buffers
             .iter()
             .map(|b| {
+                let mut rng = Rng(fnv1a(&b.name));
                 (0..4)
                     .map(|_| match b.elem {
                         drs_ir::Ty::Bool => rng.below(2) as u32,
+                        drs_ir::Ty::U32 | drs_ir::Ty::I32 => 1 + rng.below(3) as u32,
                         _ => rng.range(0.1, 0.9).to_bits(),
                     })
                     .collect()
@@ -434,8 +443,7 @@ fn stdlib_derivatives() {
     for d in &numeric {
         // Points drawn from the function's name, so that adding stdlib functions does not
         // move the points of the others.
-        let seed =
-            d.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        let seed = fnv1a(&d.name);
         match check_numerically(&lp.lowered.module, &env_full, d, seed, 0) {
             Ok(t) => writeln!(report, "{}: {} points, {} outside the domain or near a kink", d.name, t.used, t.skipped)
                 .unwrap(),
