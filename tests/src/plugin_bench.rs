@@ -140,7 +140,7 @@ impl Bench {
                             let method = library.program().program.plugins[p].methods[method];
                             let (data, offset) = (layout.buffers[0], layout.buffers[1]);
                             self.tables.push(Table { method, count, mean, instance, data, offset });
-                            let len = if mean { 1 } else { count };
+                            let len = drs_render::tabulated_len(count, mean);
                             TensorValue::new([len, 1, 1], vec![0.0; len as usize]).expect("a list")
                         }
                         Some(derivation @ Derivation::Distribution2d { source, .. }) => {

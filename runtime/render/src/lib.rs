@@ -60,4 +60,4 @@ pub use params::{ParamError, ParamInfo, ParamStore, TensorValue};
 pub use render::RenderOptions;
 pub use scene::{FilmDesc, Scene, SceneGeometry};
 pub use sensor::{FovAxis, PerspectiveCamera};
-pub use tabulate::{table_arguments, tabulated_data};
+pub use tabulate::{table_arguments, tabulated_data, tabulated_len};

@@ -171,7 +171,7 @@ impl ParamStore {
         count: u32,
         mean: bool,
     ) -> Result<(), ParamError> {
-        let len = if mean { 1 } else { count };
+        let len = crate::tabulate::tabulated_len(count, mean);
         let zeros = TensorValue::new([len, 1, 1], vec![0.0; len as usize])
             .map_err(|message| ParamError::Value { key: info.key.clone(), message })?;
         self.add_tensor(info, &zeros)?;

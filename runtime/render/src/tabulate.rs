@@ -28,6 +28,15 @@ pub fn table_arguments(instances: &[u32], count: u32) -> Vec<u32> {
     args
 }
 
+/// The number of values of a tabulated tensor of `count` points: `count`, or 1 for `mean`.
+pub fn tabulated_len(count: u32, mean: bool) -> u32 {
+    if mean {
+        1
+    } else {
+        count
+    }
+}
+
 /// The data of a tabulated tensor from its method's `values` (f32 bits) at the points: the
 /// values themselves, or for `mean` their mean (summed in f64) as the only element.
 pub fn tabulated_data(values: &[u32], mean: bool) -> Vec<u32> {
@@ -40,8 +49,8 @@ pub fn tabulated_data(values: &[u32], mean: bool) -> Vec<u32> {
 
 impl Scene {
     /// Computes the scene's `@derived(tabulate | mean, ..)` tensors from the current param
-    /// values, compiling their methods on first use. [`Scene::render`] and [`Scene::backward`] call it
-    /// first; call it to compile those kernels ahead of a pass.
+    /// values, compiling their methods on first use. [`Scene::render`] and
+    /// [`Scene::backward`] call it first; call it to compile those kernels ahead of a pass.
     pub fn update_tables(&self) -> Result<(), RenderError> {
         let mut groups: BTreeMap<(FnId, u32), Vec<&TabulatedTensor>> = BTreeMap::new();
         for table in self.params.tables() {
