@@ -45,10 +45,11 @@ for run in range(seeds):
         dr.set_grad(params[key], 0)
 
 
-def summary(values):
+def mean_and_stderr(values):
     return statistics.fmean(values), statistics.stdev(values) / len(values) ** 0.5
 
 
+summaries = {key: [mean_and_stderr([g[c] for g in samples[key]]) for c in range(3)] for key in KEYS}
 result = {
     "renderer": f"mitsuba {mi.__version__}, drjit {dr.__version__}, llvm_ad_rgb, prb",
     "scene": "lang-examples/cornell_box.xml",
@@ -57,11 +58,7 @@ result = {
     "max_depth": MAX_DEPTH,
     "runs": seeds,
     "gradients": {
-        key: {
-            "mean": [summary([g[c] for g in samples[key]])[0] for c in range(3)],
-            "stderr": [summary([g[c] for g in samples[key]])[1] for c in range(3)],
-        }
-        for key in KEYS
+        key: {"mean": [m for m, _ in summaries[key]], "stderr": [s for _, s in summaries[key]]} for key in KEYS
     },
 }
 with open(out_path, "w") as f:

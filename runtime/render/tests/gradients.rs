@@ -1,7 +1,8 @@
 //! Gradients of rendered images: path replay (`prb`) against central finite differences,
 //! against Mitsuba 3's `prb` and against the plain reverse-mode derivative of the path tracer
-//! (`pathad`) with the same random numbers; through nested BSDFs and for parameters that steer sampling; radiative
-//! backpropagation (`rb`, unbiased and biased) against `prb`; losses and optimisers.
+//! (`pathad`) with the same random numbers; through nested BSDFs and for parameters that
+//! steer sampling; radiative backpropagation (`rb`, unbiased and biased) against `prb`; losses
+//! and optimisers.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
