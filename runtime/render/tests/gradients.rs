@@ -199,11 +199,11 @@ fn rb_agrees_with_prb_in_expectation() {
     }
     for (i, d) in differences.iter().enumerate() {
         let n = d.len() as f64;
-        let mean = d.iter().sum::<f64>() / n;
-        let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let (mean, stderr) = mean_and_stderr(d);
+        let sd = stderr * n.sqrt();
         let prb_mean = prb_sums[i] / n;
         let what = format!("{}[{}]", KEYS[i / 3], i % 3);
-        assert!(mean.abs() <= 4.0 * sd / n.sqrt(), "{what}: rb - prb has mean {mean}, sd {sd} (prb {prb_mean})");
+        assert!(mean.abs() <= 4.0 * stderr, "{what}: rb - prb has mean {mean}, sd {sd} (prb {prb_mean})");
         assert!(sd > 1e-3 * prb_mean.abs(), "{what}: rb - prb has sd {sd}: the estimates are not independent");
     }
 }
