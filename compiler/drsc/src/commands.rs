@@ -1,5 +1,6 @@
 //! `drsc ir`, `drsc eval`, `drsc ad` and `drsc build`.
 
+use crate::codegen::Generator;
 use crate::pipeline::{self, Opt};
 use clap::ValueEnum;
 use drs_artifact::{Artifact, FunctionMeta, PluginMeta, PluginParamMeta, ValueMeta};
@@ -13,6 +14,8 @@ pub enum Backend {
     Interp,
     /// Native code through Cranelift (scalar or SIMD).
     Cranelift,
+    /// Native code through LLVM (a drsc built with `--features llvm`).
+    Llvm,
 }
 
 /// `drsc ir`: prints the IR of one function (or all), at an optimisation level.
@@ -92,7 +95,8 @@ pub fn ad(program: &mut LoweredProgram, name: &str, mode: AdMode, opt: Opt) -> E
 pub fn eval(program: &LoweredProgram, call: &str, backend: Backend, lanes: usize, opt: Opt) -> ExitCode {
     let result = match backend {
         Backend::Interp => eval_interp(program, call, lanes),
-        Backend::Cranelift => eval_cranelift(program, call, lanes, opt),
+        Backend::Cranelift => eval_native(program, call, Generator::Cranelift, lanes, opt),
+        Backend::Llvm => eval_native(program, call, Generator::Llvm, lanes, opt),
     };
     match result {
         Ok(text) => {
@@ -116,17 +120,18 @@ fn eval_interp(program: &LoweredProgram, call: &str, lanes: usize) -> Result<Str
     same_in_all_lanes(values).map(|bits| prepared.result.unflatten(&bits).to_string())
 }
 
-fn eval_cranelift(program: &LoweredProgram, call: &str, lanes: usize, opt: Opt) -> Result<String, String> {
+fn eval_native(
+    program: &LoweredProgram,
+    call: &str,
+    generator: Generator,
+    lanes: usize,
+    opt: Opt,
+) -> Result<String, String> {
     let prepared = program.prepare_call(call)?;
     let name = program.lowered.module.function(prepared.function).name.clone();
     let module = pipeline::for_backend(&program.lowered.module, opt);
-    let width = match lanes {
-        1 => drs_cranelift::Lanes::X1,
-        4 => drs_cranelift::Lanes::X4,
-        8 => drs_cranelift::Lanes::X8,
-        n => return Err(format!("--lanes {n} is not supported: use 1, 4 or 8")),
-    };
-    let jit = drs_cranelift::Jit::compile(&module, width).map_err(|e| e.to_string())?;
+    let options = drs_cranelift::Options::new(generator.lanes(lanes)?).generator(generator.code_generator()?);
+    let jit = drs_cranelift::Jit::compile_with(&module, &options).map_err(|e| e.to_string())?;
     let kernel = jit.function(&name).map_err(|e| e.to_string())?;
     // [param][lane]: every lane gets the same arguments.
     let args: Vec<u32> = prepared.args.iter().flat_map(|&a| std::iter::repeat_n(a, lanes)).collect();

@@ -9,9 +9,10 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use drs_render::{Gradients, Image, Lanes, Loss, Method, Optimizer, RenderOptions, Scene, Value};
+use drs_render::{Gradients, Image, Loss, Method, Optimizer, RenderOptions, Scene, Value};
 use serde_json::json;
 
+use crate::codegen::KernelArgs;
 use crate::render::{fail, fail_render, load_with_integrator, SceneArgs};
 
 /// What `grad` and `optimize` share.
@@ -41,6 +42,8 @@ pub struct InverseArgs {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub kernel: KernelArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -78,8 +81,9 @@ fn loss_of(name: LossName) -> Loss {
     }
 }
 
-fn options(args: &InverseArgs, seed: u32) -> RenderOptions<'static> {
-    RenderOptions { spp: args.spp, seed: Some(seed), threads: args.threads, lanes: Lanes::X4, progress: None }
+fn options(args: &InverseArgs, seed: u32) -> Result<RenderOptions<'static>, ExitCode> {
+    let (lanes, generator) = args.kernel.resolve().map_err(fail)?;
+    Ok(RenderOptions { spp: args.spp, seed: Some(seed), threads: args.threads, lanes, generator, progress: None })
 }
 
 /// One iteration: render with `seed`, the loss against the reference, gradients with `seed + 1`.
@@ -89,9 +93,9 @@ fn loss_and_gradients(
     args: &InverseArgs,
     seed: u32,
 ) -> Result<(f64, Gradients), ExitCode> {
-    let image = scene.render(&options(args, seed)).map_err(fail_render)?;
+    let image = scene.render(&options(args, seed)?).map_err(fail_render)?;
     let (loss, adjoint) = loss_of(args.loss).eval(&image, reference).map_err(fail)?;
-    let gradients = scene.backward(&adjoint, &options(args, seed.wrapping_add(1))).map_err(fail_render)?;
+    let gradients = scene.backward(&adjoint, &options(args, seed.wrapping_add(1))?).map_err(fail_render)?;
     Ok((loss, gradients))
 }
 

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use commands::Backend;
 use pipeline::Opt;
+mod codegen;
 mod commands;
 mod frontend;
 mod inverse;
@@ -109,12 +110,8 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
-        /// The backend that runs the kernel.
-        #[arg(long, value_enum, default_value_t = RenderBackend::Cranelift)]
-        backend: RenderBackend,
-        /// SIMD lanes of the kernel.
-        #[arg(long, default_value_t = 4, value_parser = parse_lanes)]
-        lanes: usize,
+        #[command(flatten)]
+        kernel: codegen::KernelArgs,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -154,12 +151,6 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RenderBackend {
-    /// Cranelift JIT on the CPU.
-    Cranelift,
-}
-
 #[derive(clap::Args)]
 struct StdlibArgs {
     /// Standard library directory (default: $DRS_STDLIB, else the bundled stdlib/).
@@ -194,8 +185,8 @@ fn main() -> ExitCode {
         Command::Build { files, output, opt, no_native, stdlib } => frontend::run(&files, Format::Human, &stdlib)
             .and_then(|fe| pipeline::lower(fe, true))
             .map(|p| commands::build(&p, &output, opt, !no_native)),
-        Command::Render { scene, output, spp, seed, threads, backend: RenderBackend::Cranelift, lanes, quiet } => {
-            return render::render(&scene, &output, spp, seed, threads, lanes, quiet)
+        Command::Render { scene, output, spp, seed, threads, kernel, quiet } => {
+            return render::render(&scene, &output, spp, seed, threads, &kernel, quiet)
         }
         Command::Params { scene } => return render::params(&scene),
         Command::Grad { args } => return inverse::grad(&args),
@@ -226,7 +217,7 @@ fn parse_bounds(text: &str) -> Result<(f32, f32), String> {
 
 fn parse_lanes(text: &str) -> Result<usize, String> {
     match text {
-        "1" | "4" | "8" => Ok(text.parse().unwrap_or(1)),
-        _ => Err("lanes must be 1, 4 or 8".to_string()),
+        "1" | "4" | "8" | "16" => Ok(text.parse().unwrap_or(1)),
+        _ => Err("lanes must be 1, 4, 8 or 16".to_string()),
     }
 }

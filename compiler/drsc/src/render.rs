@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use drs_render::{
-    Definitions, Lanes, LibraryOptions, PluginLibrary, RenderError, RenderOptions, Scene, SceneError, Value,
-};
+use crate::codegen::KernelArgs;
+
+use drs_render::{Definitions, LibraryOptions, PluginLibrary, RenderError, RenderOptions, Scene, SceneError, Value};
 
 /// What loading a scene needs besides its file.
 #[derive(clap::Args)]
@@ -82,7 +82,7 @@ pub fn render(
     spp: Option<u32>,
     seed: Option<u32>,
     threads: Option<usize>,
-    lanes: usize,
+    kernel: &KernelArgs,
     quiet: bool,
 ) -> ExitCode {
     match output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
@@ -94,11 +94,15 @@ pub fn render(
         Ok(scene) => scene,
         Err(code) => return code,
     };
-    let lanes = Lanes::from_count(lanes).unwrap_or(Lanes::X4);
+    let (lanes, generator) = match kernel.resolve() {
+        Ok(choice) => choice,
+        Err(e) => return fail(e),
+    };
     let loaded = start.elapsed().as_secs_f64();
     let compile_start = Instant::now();
     // The kernels of the scene's tables, too (their first computation is not rendering time).
-    if let Err(e) = scene.kernel(lanes).and_then(|_| scene.update_tables()) {
+    let kernel_options = RenderOptions { lanes, generator, ..RenderOptions::default() };
+    if let Err(e) = scene.kernel(&kernel_options).and_then(|_| scene.update_tables()) {
         return fail_render(e);
     }
     let compiled = compile_start.elapsed().as_secs_f64();
@@ -117,7 +121,7 @@ pub fn render(
             bar.set_position(done);
         }
     };
-    let options = RenderOptions { spp, seed, threads, lanes, progress: Some(&progress) };
+    let options = RenderOptions { spp, seed, threads, lanes, generator, progress: Some(&progress) };
     let render_start = Instant::now();
     let image = match scene.render(&options) {
         Ok(image) => image,
@@ -135,11 +139,12 @@ pub fn render(
     let samples = film.width as f64 * film.height as f64 * spp as f64;
     let threads = threads.unwrap_or_else(rayon::current_num_threads);
     println!(
-        "drsc render: {seconds:.4} s, {:.3} Msamples/s ({}x{}, {spp} spp, cranelift {} lanes, {threads} threads; \
+        "drsc render: {seconds:.4} s, {:.3} Msamples/s ({}x{}, {spp} spp, {} {} lanes, {threads} threads; \
          scene {loaded:.3} s, kernel {compiled:.3} s)",
         samples / seconds / 1e6,
         film.width,
         film.height,
+        generator.name,
         lanes.count(),
     );
     ExitCode::SUCCESS

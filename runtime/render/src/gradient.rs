@@ -61,7 +61,7 @@ impl Scene {
             )));
         }
         self.update_tables()?;
-        let kernel = self.kernel_for(options.lanes, EntryMode::Backward)?;
+        let kernel = self.kernel_for(options, EntryMode::Backward)?;
         let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
         // The adjoint of (colour, valid): three f32 then the ignored flag.
         let adjoint_args = entry.params().len() - ARGS;

@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, Jit, KernelCache, Lanes, Options};
+use drs_cranelift::{Externs, Jit, KernelCache, Options};
 use drs_ir::FuncId;
 use drs_opt::OptLevel;
 use drs_sema::program::FnId;
 
 use crate::error::RenderError;
 use crate::link::EntryMode;
+use crate::render::RenderOptions;
 use crate::scene::Scene;
 
 pub struct Kernel {
@@ -26,16 +27,18 @@ pub struct Kernel {
 }
 
 impl Scene {
-    /// The rendering kernel for `lanes` SIMD lanes, linked and compiled on first use (and found
-    /// in the kernel cache when another scene with the same plugin types made it before).
-    pub fn kernel(&self, lanes: Lanes) -> Result<Arc<Kernel>, RenderError> {
-        self.kernel_for(lanes, EntryMode::Primal)
+    /// The rendering kernel that renders with `options` run (their lanes and code generator),
+    /// linked and compiled on first use (and found in the kernel cache when another scene
+    /// with the same plugin types made it before).
+    pub fn kernel(&self, options: &RenderOptions) -> Result<Arc<Kernel>, RenderError> {
+        self.kernel_for(options, EntryMode::Primal)
     }
 
     /// The kernel of `mode` (rendering, or the reverse pass of gradients).
-    pub fn kernel_for(&self, lanes: Lanes, mode: EntryMode) -> Result<Arc<Kernel>, RenderError> {
+    pub fn kernel_for(&self, options: &RenderOptions, mode: EntryMode) -> Result<Arc<Kernel>, RenderError> {
+        let (lanes, generator) = (options.lanes, options.generator);
         let mut kernels = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = kernels.get(&(lanes, mode)) {
+        if let Some(k) = kernels.get(&(lanes, generator.name, mode)) {
             return Ok(k.clone());
         }
         let program = self.library.program();
@@ -51,19 +54,20 @@ impl Scene {
             .get(method)
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `{method}` method", def.name)))?;
         // The integrator instance and the scene are the same in every lane.
-        let kernel = Arc::new(self.link_and_compile(sample, mode, lanes, &[true, true])?);
-        kernels.insert((lanes, mode), kernel.clone());
+        let options = Options::new(lanes).generator(generator);
+        let kernel = Arc::new(self.link_and_compile(sample, mode, options, &[true, true])?);
+        kernels.insert((lanes, generator.name, mode), kernel.clone());
         Ok(kernel)
     }
 
     /// The kernel whose entry is the plugin method or function `function` (or its derivative,
     /// by `mode`), linked with the scene's plugin types and compiled through the kernel cache
-    /// for `lanes`, with `uniform` flags for its leading parameters.
+    /// with `options` (lanes, code generator), with `uniform` flags for its leading parameters.
     pub(crate) fn link_and_compile(
         &self,
         function: FnId,
         mode: EntryMode,
-        lanes: Lanes,
+        options: Options,
         uniform: &[bool],
     ) -> Result<Kernel, RenderError> {
         let program = self.library.program();
@@ -73,7 +77,7 @@ impl Scene {
         let entry = FuncId(0);
         // The host calls the entry alone.
         let name = linked.module.function(entry).name.clone();
-        let options = Options::new(lanes).uniform(name.clone(), uniform.to_vec()).entry(name);
+        let options = options.uniform(name.clone(), uniform.to_vec()).entry(name);
         // Keyed on the linked module: a kernel in the cache costs no optimisation.
         let level = OptLevel::Default;
         let preparation = format!("drs_opt::prepare_kernel({level:?})");

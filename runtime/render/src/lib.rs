@@ -47,7 +47,7 @@ mod sensor;
 mod tabulate;
 
 pub use aov::{parse_aovs, AovChannels};
-pub use drs_cranelift::Lanes;
+pub use drs_cranelift::{CodeGenerator, Lanes};
 pub use drs_film::Image;
 pub use drs_scene::{Definitions, SceneError, Value};
 pub use error::RenderError;

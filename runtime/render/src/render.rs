@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use drs_cranelift::{Buffer, Lanes};
+use drs_cranelift::{Buffer, CodeGenerator, Lanes};
 use drs_film::{Film, Image, ImageBlock, Sampler, Tile, TileOrder};
 use drs_geometry::math::Vec2;
 
@@ -45,13 +45,22 @@ pub struct RenderOptions<'p> {
     /// Worker threads (default: rayon's, one per core).
     pub threads: Option<usize>,
     pub lanes: Lanes,
+    /// Who compiles the kernel (Cranelift unless another is chosen, such as drs-llvm's).
+    pub generator: CodeGenerator,
     /// Called after each finished tile with (tiles done, tiles in all).
     pub progress: Option<&'p (dyn Fn(u64, u64) + Sync)>,
 }
 
 impl Default for RenderOptions<'_> {
     fn default() -> Self {
-        RenderOptions { spp: None, seed: None, threads: None, lanes: Lanes::X4, progress: None }
+        RenderOptions {
+            spp: None,
+            seed: None,
+            threads: None,
+            lanes: Lanes::X4,
+            generator: CodeGenerator::CRANELIFT,
+            progress: None,
+        }
     }
 }
 
@@ -71,7 +80,7 @@ impl Scene {
     /// Renders the scene's sensor into an RGB image.
     pub fn render(&self, options: &RenderOptions) -> Result<Image, RenderError> {
         self.update_tables()?;
-        let kernel = self.kernel(options.lanes)?;
+        let kernel = self.kernel(options)?;
         let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
         let expected = self.result_width();
         if entry.results().len() != expected {

@@ -56,6 +56,8 @@ impl FilmDesc {
     }
 }
 
+type KernelKey = (drs_cranelift::Lanes, &'static str, crate::link::EntryMode);
+
 /// A scene ready to render.
 pub struct Scene {
     pub(crate) library: Arc<PluginLibrary>,
@@ -70,7 +72,8 @@ pub struct Scene {
     pub(crate) camera: PerspectiveCamera,
     pub(crate) film: FilmDesc,
     pub(crate) sampler: Sampler,
-    pub(crate) kernels: Mutex<HashMap<(drs_cranelift::Lanes, crate::link::EntryMode), Arc<Kernel>>>,
+    /// The rendering kernels by lanes, code generator and mode.
+    pub(crate) kernels: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
     /// The kernels of tabulated methods (`tabulate.rs`).
     pub(crate) table_kernels: Mutex<HashMap<FnId, Arc<Kernel>>>,
     /// Worker pools by requested thread count (0: rayon's default), kept between passes.

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use drs_cranelift::{Buffer, Lanes};
+use drs_cranelift::{Buffer, Lanes, Options};
 use drs_sema::program::FnId;
 
 use crate::error::RenderError;
@@ -82,7 +82,8 @@ impl Scene {
         if let Some(k) = kernels.get(&method) {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(self.link_and_compile(method, EntryMode::Primal, Lanes::X4, &[false, false])?);
+        let kernel =
+            Arc::new(self.link_and_compile(method, EntryMode::Primal, Options::new(Lanes::X4), &[false, false])?);
         kernels.insert(method, kernel.clone());
         Ok(kernel)
     }

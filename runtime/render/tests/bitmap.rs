@@ -158,7 +158,7 @@ fn tensors_are_replaced_through_the_param_store() {
     let mut scene = load_in(&dir, &text).unwrap();
     let (a, b) = ("a.bsdf.reflectance.data", "b.bsdf.reflectance.data");
     let before_b = scene.params().tensor(b).unwrap();
-    let kernel = scene.kernel(drs_render::Lanes::X4).unwrap();
+    let kernel = scene.kernel(&RenderOptions::default()).unwrap();
     let render = |scene: &Scene| scene.render(&RenderOptions { spp: Some(4), ..RenderOptions::default() }).unwrap();
 
     // A larger grey tensor for `a`, then a constant colour: `b` keeps its data.
@@ -170,7 +170,7 @@ fn tensors_are_replaced_through_the_param_store() {
     scene.params_mut().set_tensor(a, &constant).unwrap();
     assert_eq!(scene.params().tensor(b).unwrap(), before_b);
     let image = render(&scene);
-    assert!(Arc::ptr_eq(&kernel, &scene.kernel(drs_render::Lanes::X4).unwrap()), "no recompilation");
+    assert!(Arc::ptr_eq(&kernel, &scene.kernel(&RenderOptions::default()).unwrap()), "no recompilation");
     // Plane a fills the frame's centre.
     let centre = image.pixel(4, 4);
     assert!((centre[0] - 0.25).abs() < 1e-4 && (centre[2] - 0.75).abs() < 1e-4, "{centre:?}");

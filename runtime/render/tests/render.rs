@@ -163,12 +163,12 @@ fn parameters_change_without_recompiling() {
     let keys: Vec<String> = scene.params().params().iter().map(|p| p.key.clone()).collect();
     let key = "shape0.bsdf.reflectance.value";
     assert!(keys.iter().any(|k| k == key), "{keys:?}");
-    let kernel = scene.kernel(drs_render::Lanes::X4).unwrap();
+    let kernel = scene.kernel(&RenderOptions::default()).unwrap();
     let before = render(&scene, 16);
     scene.params_mut().set_text(key, "0.25").unwrap();
     assert_eq!(scene.params().get(key).unwrap().to_string(), "[0.25, 0.25, 0.25]");
     let after = render(&scene, 16);
-    assert!(Arc::ptr_eq(&kernel, &scene.kernel(drs_render::Lanes::X4).unwrap()));
+    assert!(Arc::ptr_eq(&kernel, &scene.kernel(&RenderOptions::default()).unwrap()));
     let centre = |image: &Image| image.pixel(8, 8)[0];
     assert!(
         (centre(&before) - 0.5).abs() < 0.05 && (centre(&after) - 0.25).abs() < 0.03,

@@ -508,7 +508,7 @@ impl Stages {
         })?;
         let mut options: Vec<Options> = Lanes::ALL.into_iter().map(Options::new).collect();
         if let Some((lanes, flags)) = uniform {
-            options.push(Options { lanes, uniform_params: flags, entries: None });
+            options.push(Options { uniform_params: flags, ..Options::new(lanes) });
         }
         let mut jits = Vec::new();
         for o in options {

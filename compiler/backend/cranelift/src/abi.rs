@@ -174,14 +174,15 @@ impl LaneGroup<'_> {
     ///
     /// # Panics
     /// If the extern has fewer than `P` parameters or `R` results, or the group another lane
-    /// count than compiled code uses (1, 4 or 8); the trampoline reports either as
+    /// count than compiled code uses (1, 4, 8 or 16); the trampoline reports either as
     /// [`Error::ExternPanicked`].
     pub fn map_lanes<const P: usize, const R: usize>(&mut self, f: impl FnMut([u32; P]) -> [u32; R]) {
         match self.lanes {
             1 => self.map_lanes_of::<1, P, R>(f),
             4 => self.map_lanes_of::<4, P, R>(f),
             8 => self.map_lanes_of::<8, P, R>(f),
-            lanes => panic!("a group of {lanes} lanes: compiled code calls with 1, 4 or 8"),
+            16 => self.map_lanes_of::<16, P, R>(f),
+            lanes => panic!("a group of {lanes} lanes: compiled code calls with 1, 4, 8 or 16"),
         }
     }
 
@@ -207,20 +208,21 @@ impl LaneGroup<'_> {
     }
 
     /// Runs `f` on the group four lanes at a time, for host functions that compute four lanes
-    /// with vector instructions: once for a group of 4 lanes, twice for 8 (skipping a half
-    /// without active lanes), and once for a scalar call, whose [`Quad`] repeats lane 0's
-    /// arguments in all four lanes and keeps only lane 0's results. Results that `f` does not
-    /// set are zero.
+    /// with vector instructions: once for a group of 4 lanes, twice for 8 and four times for
+    /// 16 (skipping quads without active lanes), and once for a scalar call, whose [`Quad`]
+    /// repeats lane 0's arguments in all four lanes and keeps only lane 0's results. Results
+    /// that `f` does not set are zero.
     ///
     /// # Panics
     /// If the extern has more than 64 results, or the group another lane count than compiled
-    /// code uses (1, 4 or 8); the trampoline reports either as [`Error::ExternPanicked`].
+    /// code uses (1, 4, 8 or 16); the trampoline reports either as [`Error::ExternPanicked`].
     pub fn map_quads(&mut self, mut f: impl FnMut(&mut Quad<'_>)) {
         let lanes = self.lanes;
         let firsts: &[usize] = match lanes {
             1 | 4 => &[0],
             8 => &[0, 4],
-            _ => panic!("a group of {lanes} lanes: compiled code calls with 1, 4 or 8"),
+            16 => &[0, 4, 8, 12],
+            _ => panic!("a group of {lanes} lanes: compiled code calls with 1, 4, 8 or 16"),
         };
         let results = self.results.len() / lanes;
         assert!(results <= 64, "map_quads handles externs of up to 64 results, this one has {results}");

@@ -47,12 +47,13 @@ impl CacheKey {
     /// BLAKE3 of: the cache and native code format versions, this crate's version and build
     /// (a hash of its sources and of the workspace's `Cargo.lock`, so a changed backend or
     /// Cranelift never reuses old code), the host target (triple, CPU features), the options
-    /// and the module (postcard-encoded).
+    /// (with the code generator's name and version) and the module (postcard-encoded).
     pub fn of(module: &Module, options: &Options) -> Result<CacheKey, Error> {
         let mut h = CacheKey::hasher(b"module")?;
         h.update(
             &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
         );
+        h.update(&postcard::to_allocvec(&(options.generator.name, (options.generator.version)())).expect("strings"));
         h.update(&postcard::to_allocvec(module).expect("modules are serialisable"));
         Ok(CacheKey(*h.finalize().as_bytes()))
     }
@@ -66,6 +67,7 @@ impl CacheKey {
         h.update(
             &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
         );
+        h.update(&postcard::to_allocvec(&(options.generator.name, (options.generator.version)())).expect("strings"));
         h.update(&postcard::to_allocvec(source).expect("modules are serialisable"));
         Ok(CacheKey(*h.finalize().as_bytes()))
     }
@@ -295,7 +297,7 @@ impl KernelCache {
                 Err(_) => bump(&self.counters.disk_rejected),
             }
         }
-        let native = NativeModule::compile(&make(), options)?;
+        let native = (options.generator.compile)(&make(), options)?;
         bump(&self.counters.compiled);
         let jit = native.load()?;
         if let Some(path) = &path {

@@ -72,6 +72,8 @@
 //! and on disk; [`Jit::from_artifact`] loads what `drsc build` writes, from its native code
 //! when it has code for this host. Native code is supported on x86-64 and AArch64 hosts
 //! ([`NATIVE_CODE_SUPPORTED`]); elsewhere compiling fails with [`Error::Codegen`].
+//! Code of another code generator becomes a [`NativeModule`] too, from an x86-64 ELF object
+//! file ([`NativeModule::from_elf_object`]).
 //!
 //! # Debugging
 //! `DRS_CRANELIFT_DUMP=1` prints the Cranelift IR of every function as it is compiled, and
@@ -86,8 +88,10 @@ mod cache;
 mod codegen;
 mod compile;
 mod native;
+mod object;
 mod uniform;
 
+pub use crate::object::ObjectFunction;
 pub use abi::{Buffer, Context, EntryFn, ExternEntry, LaneGroup, Quad, RawExternFn};
 pub use artifact::{native_code_for_artifact, native_for_host, prepare_artifact_module};
 pub use cache::{CacheKey, CacheStats, KernelCache, CACHE_FORMAT_VERSION};
@@ -110,9 +114,13 @@ pub enum Lanes {
     X4,
     /// Two 128-bit halves per value.
     X8,
+    /// One AVX-512 register per value: the LLVM backend only (drs-llvm); Cranelift has no
+    /// vectors wider than 128 bits.
+    X16,
 }
 
 impl Lanes {
+    /// The widths the Cranelift backend compiles.
     pub const ALL: [Lanes; 3] = [Lanes::X1, Lanes::X4, Lanes::X8];
 
     pub fn count(self) -> usize {
@@ -120,6 +128,7 @@ impl Lanes {
             Lanes::X1 => 1,
             Lanes::X4 => 4,
             Lanes::X8 => 8,
+            Lanes::X16 => 16,
         }
     }
 
@@ -128,9 +137,9 @@ impl Lanes {
         (1u32 << self.count()) - 1
     }
 
-    /// The width with `count` lanes (1, 4 or 8).
+    /// The width with `count` lanes (1, 4, 8 or 16).
     pub fn from_count(count: usize) -> Option<Lanes> {
-        Lanes::ALL.into_iter().find(|l| l.count() == count)
+        [Lanes::X1, Lanes::X4, Lanes::X8, Lanes::X16].into_iter().find(|l| l.count() == count)
     }
 }
 
@@ -150,11 +159,40 @@ pub struct Options {
     /// the others are compiled only as callees. Each callable function costs an entry wrapper
     /// with its body inline, so a kernel with one entry point compiles in about half the time.
     pub entries: Option<BTreeSet<String>>,
+    /// Who makes the code: [`CodeGenerator::CRANELIFT`] unless another is chosen.
+    pub generator: CodeGenerator,
+}
+
+/// A code generator whose output this crate loads and runs: Cranelift's, or another that makes
+/// [`NativeModule`]s with the same binary interface (drs-llvm's, from an object file).
+#[derive(Clone, Copy, Debug)]
+pub struct CodeGenerator {
+    /// Its name, for messages and options (`cranelift`, `llvm`).
+    pub name: &'static str,
+    /// What identifies its version (its sources, the library it drives): part of every kernel
+    /// cache key, so that code from another version is never reused.
+    pub version: fn() -> String,
+    pub compile: fn(&Module, &Options) -> Result<NativeModule, Error>,
+}
+
+impl CodeGenerator {
+    pub const CRANELIFT: CodeGenerator = CodeGenerator {
+        name: "cranelift",
+        // The cache key's build ID already covers this crate's sources and Cargo.lock.
+        version: String::new,
+        compile: NativeModule::compile,
+    };
 }
 
 impl Options {
     pub fn new(lanes: Lanes) -> Options {
-        Options { lanes, uniform_params: BTreeMap::new(), entries: None }
+        Options { lanes, uniform_params: BTreeMap::new(), entries: None, generator: CodeGenerator::CRANELIFT }
+    }
+
+    /// Has `generator` make the code.
+    pub fn generator(mut self, generator: CodeGenerator) -> Options {
+        self.generator = generator;
+        self
     }
 
     /// Makes `function` callable from the host, and with it only the functions named so far
@@ -214,8 +252,10 @@ pub enum Error {
     UnboundExtern(String),
     /// A host function panicked (the call went on with zero results).
     ExternPanicked(String),
-    /// Serialised native code ([`NativeModule::from_bytes`]) that cannot be used: not native
-    /// code, another format version, truncated, corrupt or inconsistent.
+    /// Serialised native code ([`NativeModule::from_bytes`]) or an object file
+    /// ([`NativeModule::from_elf_object`]) that cannot be used: not native code, another format
+    /// version, truncated, corrupt or inconsistent, or (an object file) with relocations or
+    /// calls drs cannot resolve.
     InvalidNativeCode(String),
     /// Native code compiled for another target than this host (another architecture, OS, or
     /// CPU features the host lacks): recompile it from the IR.
@@ -359,7 +399,7 @@ pub const MAX_LOCAL_BYTES: u64 = 1 << 20;
 
 /// What every compilation checks first: the module verifies, has no `Math` op and no
 /// recursion, its local arrays fit [`MAX_LOCAL_BYTES`], and the options fit it.
-pub(crate) fn check_module(module: &Module, options: &Options) -> Result<(), Error> {
+pub fn check_module(module: &Module, options: &Options) -> Result<(), Error> {
     drs_ir::verify_module(module).map_err(Error::Verify)?;
     for f in &module.functions {
         if let Some(m) = find_math(&f.body) {
@@ -409,9 +449,9 @@ impl Jit {
         Jit::compile_with(module, &Options::new(lanes))
     }
 
-    /// Compiles with [`Options`]: [`NativeModule::compile`], then [`NativeModule::load`].
+    /// Compiles with [`Options`] (by its code generator), then [`NativeModule::load`].
     pub fn compile_with(module: &Module, options: &Options) -> Result<Jit, Error> {
-        NativeModule::compile(module, options)?.load()
+        (options.generator.compile)(module, options)?.load()
     }
 
     /// Loads serialised native code ([`NativeModule::to_bytes`]) without compiling anything.

@@ -1,7 +1,8 @@
 //! Relocatable native code of a module: what [`Jit`] runs, what the kernel cache keeps on disk
-//! and what `drsc build` puts into artifacts. It is made once by Cranelift
-//! ([`NativeModule::compile`]) and loaded any number of times without it
-//! ([`NativeModule::load`]): copied into memory mapped for it, relocated, then made
+//! and what `drsc build` puts into artifacts. It is made once, by Cranelift
+//! ([`NativeModule::compile`]) or from an object file of another code generator
+//! ([`NativeModule::from_elf_object`], `object.rs`), and loaded any number of times without
+//! either ([`NativeModule::load`]): copied into memory mapped for it, relocated, then made
 //! read-only and executable (never writable and executable at once).
 //!
 //! # Code and relocations
@@ -9,15 +10,16 @@
 //! and as its entry wrapper, which the host calls: an entry that no function calls has no
 //! internal version, and a function that is no entry ([`Options::entries`]) no wrapper. All
 //! are laid out in one blob, each at its alignment; Cranelift's constant pools are inside each
-//! function's code. What the code refers to outside its own function is a relocation, resolved
-//! at load time:
+//! function's code (an object file's data sections follow its code in the blob). What the code
+//! refers to outside its own function is a relocation, resolved at load time:
 //! - calls between the module's functions: PC-relative (`X86CallPCRel4`, `Arm64Call`) to an
 //!   offset in the blob;
 //! - host functions: `drs_fmodf` (f32 `Rem`) and the library calls Cranelift emits where the
 //!   CPU lacks an instruction (`floorf`, `ceilf`, `truncf`, `nearbyintf` without SSE4.1,
 //!   `fmaf` without FMA), all bound to Rust's implementations so that results agree with the
 //!   interpreter; called through their absolute address (`Abs8`), since the code is compiled
-//!   without PIC.
+//!   without PIC. Code from an object file reaches them, `roundf` (Rust's `f32::round`) and
+//!   the C library's `memcpy`, `memmove` and `memset` through stubs and slots in the blob.
 //!
 //! Buffers and extern functions are reached through the per-call [`crate::Context`], so the
 //! code holds no other address.
@@ -42,20 +44,21 @@ use cranelift_codegen::binemit::Reloc as ClReloc;
 use cranelift_codegen::isa::TargetIsa;
 use drs_ir::{BufferDecl, ExternDecl, Module, Ty};
 use serde::{Deserialize, Serialize};
+use std::ffi::c_void;
 use std::fmt;
 use std::sync::OnceLock;
 
 /// Version of the serialised form of [`NativeModule`] and of the binary interface its code
 /// assumes (`abi.rs`: [`crate::Context`], [`crate::Buffer`], [`crate::ExternEntry`], host
 /// symbols). Bumped whenever any of them changes.
-pub const NATIVE_FORMAT_VERSION: u32 = 5;
+pub const NATIVE_FORMAT_VERSION: u32 = 6;
 /// Whether this host's architecture has native code (x86-64 and AArch64: the relocations the
 /// loader applies).
 pub const NATIVE_CODE_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 const MAGIC: &[u8; 8] = b"DRSNATV\0";
 const HEADER_LEN: usize = 8 + 4 + 8 + 32;
 /// The most a function may ask to be aligned to (the blob is loaded at a page boundary).
-const MAX_ALIGN: u32 = 4096;
+pub(crate) const MAX_ALIGN: u32 = 4096;
 
 /// What native code was compiled for: the target triple and Cranelift's ISA settings (CPU
 /// features such as `has_avx2`, detected on the compiling host).
@@ -170,7 +173,7 @@ impl RelocKind {
         Some(k)
     }
 
-    fn width(self) -> usize {
+    pub(crate) fn width(self) -> usize {
         match self {
             RelocKind::Abs8 => 8,
             _ => 4,
@@ -188,7 +191,7 @@ impl RelocKind {
 }
 
 /// A host function compiled code calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) enum Symbol {
     Fmodf,
     FmaF32,
@@ -201,6 +204,22 @@ pub(crate) enum Symbol {
     CeilF64,
     TruncF64,
     NearestF64,
+    RoundF32,
+    Memcpy,
+    Memmove,
+    Memset,
+}
+
+// The C library's, called by code from object files.
+extern "C" {
+    fn memcpy(dest: *mut c_void, src: *const c_void, n: usize) -> *mut c_void;
+    fn memmove(dest: *mut c_void, src: *const c_void, n: usize) -> *mut c_void;
+    fn memset(dest: *mut c_void, c: i32, n: usize) -> *mut c_void;
+}
+
+/// C `roundf` (half away from zero), as the interpreter's `Round`.
+extern "C" fn drs_roundf(a: f32) -> f32 {
+    a.round()
 }
 
 impl Symbol {
@@ -217,12 +236,16 @@ impl Symbol {
             Symbol::CeilF64 => drs_ceil as *const u8,
             Symbol::TruncF64 => drs_trunc as *const u8,
             Symbol::NearestF64 => drs_nearbyint as *const u8,
+            Symbol::RoundF32 => drs_roundf as *const u8,
+            Symbol::Memcpy => memcpy as *const u8,
+            Symbol::Memmove => memmove as *const u8,
+            Symbol::Memset => memset as *const u8,
         };
         p as u64
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) enum RelocTarget {
     /// An offset in the module's code.
     Code(u32),
@@ -257,6 +280,12 @@ impl NativeModule {
     /// Compiles every function of `module` for this host (the same checks and the same code
     /// as [`Jit::compile_with`], which is this followed by [`NativeModule::load`]).
     pub fn compile(module: &Module, options: &Options) -> Result<NativeModule, Error> {
+        if options.lanes == Lanes::X16 {
+            return Err(Error::Unsupported {
+                function: String::new(),
+                message: "Cranelift compiles 1, 4 or 8 lanes; 16 lanes need the LLVM backend".into(),
+            });
+        }
         crate::check_module(module, options)?;
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::compile::compile(module, options)));
@@ -332,7 +361,7 @@ impl NativeModule {
 
     /// Checks that every offset is inside the code, so that loading never writes or jumps
     /// outside it.
-    fn validate(&self) -> Result<(), Error> {
+    pub(crate) fn validate(&self) -> Result<(), Error> {
         let invalid = |m: String| Err(Error::InvalidNativeCode(m));
         let len = self.code.len();
         if u32::try_from(len).is_err() {

@@ -1,0 +1,114 @@
+//! The LLVM backend of drs (feature `llvm`): IR modules compiled by LLVM 19 into native code
+//! as wide as the CPU's vectors allow, with the binary interface of the Cranelift backend.
+//!
+//! [`compile`] translates the module into LLVM IR over `W`-lane vectors (`codegen.rs`), runs
+//! LLVM's `O3` pipeline and code generation for this host, and imports the object file as a
+//! [`NativeModule`]. From there on nothing differs from Cranelift's code: the same loader,
+//! kernel cache, artifacts, [`drs_cranelift::Jit`], entry wrappers, [`drs_cranelift::Context`]
+//! and host calls. So every test of the JIT's behaviour applies to this backend unchanged, and
+//! the runtime chooses a backend by choosing who compiles.
+//!
+//! The code uses exactly the CPU features of [`Target::host`] (the features Cranelift detects,
+//! named as LLVM names them), so the loader's target check is the same for both backends.
+//! Only x86-64 is supported.
+//!
+//! Without the `llvm` feature the crate is empty, so that the default build needs only cargo.
+//!
+//! `DRS_LLVM_DUMP=1` prints each module's LLVM IR before optimisation.
+
+#![cfg(feature = "llvm")]
+
+mod codegen;
+mod llvm;
+
+use drs_cranelift::{CodeGenerator, Error, NativeModule, ObjectFunction, Options, Target};
+use drs_ir::Module;
+
+/// This backend as the code generator of [`Options::generator`].
+pub const GENERATOR: CodeGenerator = CodeGenerator { name: "llvm", version, compile };
+
+/// What identifies this backend's code: a hash of its sources and LLVM's version.
+fn version() -> String {
+    const SOURCES: [&str; 3] = [include_str!("lib.rs"), include_str!("codegen.rs"), include_str!("llvm.rs")];
+    let mut h = blake3::Hasher::new();
+    for source in SOURCES {
+        h.update(&(source.len() as u64).to_le_bytes());
+        h.update(source.as_bytes());
+    }
+    format!("{} LLVM {}", h.finalize().to_hex(), llvm::version())
+}
+
+/// Compiles every function of `module` for this host with LLVM; entries as `options` says.
+/// The uniform-parameter hints of `options` are not used (they never change results).
+pub fn compile(module: &Module, options: &Options) -> Result<NativeModule, Error> {
+    drs_cranelift::check_module(module, options)?;
+    let codegen_error = |message: String| Error::Codegen { function: String::new(), message };
+    let target = Target::host()?;
+    let features = llvm_features(target)?;
+    let machine = llvm::Machine::host("x86-64", &features).map_err(codegen_error)?;
+    let context = llvm::Llvm::new("drs");
+    machine.adopt(&context);
+    let lanes = options.lanes.count() as u32;
+    let tune = llvm::Machine::host_cpu_name();
+    let mut generator = codegen::Codegen::new(&context, module, lanes, "x86-64", &tune, &features);
+    generator.emit(options);
+    if std::env::var_os("DRS_LLVM_DUMP").is_some_and(|v| v != "0") {
+        eprintln!("{}", context.print());
+    }
+    context.verify().map_err(|m| codegen_error(format!("LLVM verifier: {m}")))?;
+    machine.optimise(&context).map_err(codegen_error)?;
+    let object = machine.object(&context).map_err(codegen_error)?;
+    let functions = module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ObjectFunction {
+            name: f.name.clone(),
+            params: f.param_types(),
+            results: f.result_types.clone(),
+            entry_symbol: options
+                .entries
+                .as_ref()
+                .is_none_or(|names| names.contains(&f.name))
+                .then(|| codegen::entry_symbol(i)),
+            internal_symbol: None,
+        })
+        .collect();
+    NativeModule::from_elf_object(&object, options.lanes, functions, module.externs.clone(), module.buffers.clone())
+}
+
+/// The host's CPU features as an LLVM feature list: each x86 feature Cranelift detects,
+/// enabled or disabled as [`Target::host`] has it.
+fn llvm_features(target: &Target) -> Result<String, Error> {
+    if !target.triple.starts_with("x86_64") {
+        return Err(Error::Unsupported {
+            function: String::new(),
+            message: format!("the LLVM backend generates x86-64 code only, this host is {}", target.triple),
+        });
+    }
+    let mut features = Vec::new();
+    for (name, value) in &target.flags {
+        let llvm = match name.as_str() {
+            "has_sse3" => "sse3",
+            "has_ssse3" => "ssse3",
+            "has_cmpxchg16b" => "cx16",
+            "has_sse41" => "sse4.1",
+            "has_sse42" => "sse4.2",
+            "has_popcnt" => "popcnt",
+            "has_avx" => "avx",
+            "has_avx2" => "avx2",
+            "has_fma" => "fma",
+            "has_bmi1" => "bmi",
+            "has_bmi2" => "bmi2",
+            "has_lzcnt" => "lzcnt",
+            "has_avx512bitalg" => "avx512bitalg",
+            "has_avx512dq" => "avx512dq",
+            "has_avx512f" => "avx512f",
+            "has_avx512vbmi" => "avx512vbmi",
+            "has_avx512vl" => "avx512vl",
+            _ => continue,
+        };
+        features.push(format!("{}{llvm}", if value == "true" { '+' } else { '-' }));
+    }
+    Ok(features.join(","))
+}
