@@ -6,7 +6,8 @@
 #   benches/mitsuba/prb_side_by_side.sh      # 256x256, 16 spp per pass, 12 iterations
 #
 # Environment: RES (default 256), SPP (16), ITERS (12, at least 3), DRSC (a drsc binary instead
-# of building the release one), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools).
+# of building the release one), DRSC_ARGS (more arguments of `drsc optimize`, e.g. `--backend
+# llvm --lanes 16`), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools).
 # Time per iteration: Mitsuba's median over iterations 2..ITERS; drsc's is
 # (time of ITERS iterations - time of 1 iteration) / (ITERS - 1), which leaves out loading and
 # compiling. Peak memory: the maximum resident set size of each process (GNU time for drsc).
@@ -36,7 +37,7 @@ run_drsc() { # iterations -> prints "seconds peak_kib"
   local log=$out/prb_drsc_time.txt
   /usr/bin/time -f "%e %M" -o "$log" "$DRSC" optimize "$scene" -D "resx=$res" -D "resy=$res" -D max_depth=8 \
     --ref "$out/prb_target.exr" --param red.reflectance.value --iters "$1" --lr 0.05 --clamp 0,1 \
-    --spp "$spp" -q -o "$out/prb_drsc_$1.json"
+    --spp "$spp" -q -o "$out/prb_drsc_$1.json" ${DRSC_ARGS:-}
   cat "$log"
 }
 read -r one _ < <(run_drsc 1)

@@ -9,7 +9,8 @@
 # scenes; default the Cornell box), MAX_DEPTH (8), RES (square film, default 256), SPP (64),
 # REPEAT (runs per renderer, at least 2; default 3), THREADS (drsc's --threads, default nproc:
 # Dr.Jit also uses every core), DRSC (a drsc binary to measure instead of building the release
-# one), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools). Mitsuba's first run includes
+# one), DRSC_ARGS (more arguments of `drsc render`, e.g. `--backend llvm --lanes 16` with a DRSC
+# built with `--features llvm`), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools). Mitsuba's first run includes
 # tracing and compiling its kernel (or loading it from Dr.Jit's cache); drsc reports its
 # compilation apart from its render time. Each renderer's first run is reported on its own;
 # the steady time is the best of the other runs. Images go to target/side_by_side/.
@@ -67,11 +68,11 @@ echo "$mitsuba_log"
 read -r mitsuba_first mitsuba_best < <(first_and_best mitsuba <<<"$mitsuba_log") ||
   fail "no timing lines in Mitsuba's output"
 
-echo "== drsc render (release, $threads threads)"
+echo "== drsc render (release, $threads threads${DRSC_ARGS:+, $DRSC_ARGS})"
 drsc_log=""
 for run in $(seq "$repeat"); do
   log=$(drsc render "$scene" -o "$out/drs.exr" --spp "$spp" --seed "$((run - 1))" --threads "$threads" \
-    --quiet "${definitions[@]}") || fail "drsc render failed (run $run)"
+    --quiet "${definitions[@]}" ${DRSC_ARGS:-}) || fail "drsc render failed (run $run)"
   line=$(tail -n 1 <<<"$log")
   [[ $line == "drsc render: "* ]] || fail "drsc render did not end with its timing line; it printed: $line"
   echo "$line"

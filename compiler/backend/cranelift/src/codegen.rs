@@ -292,7 +292,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             t.mask = t.active_mask();
         }
         let call = EntryCall { args, results, groups, stride_bytes, exit };
-        let plan = if shape.vector() { refill::refill_plan(t.env.module, f, &t.uniform) } else { None };
+        let plan = if shape.vector() { crate::refill::refill_plan(t.env.module, f, &t.uniform) } else { None };
         match plan {
             Some(plan) => t.refill_groups(&plan, call, param_uniform)?,
             None => t.plain_groups(call, param_uniform)?,
@@ -1761,7 +1761,7 @@ fn splittable(f: &Function, inst: &Inst) -> bool {
 }
 
 /// Whether an operation is arithmetic on its operands alone: no memory, calls or regions.
-fn arithmetic(op: &Op) -> bool {
+pub(crate) fn arithmetic(op: &Op) -> bool {
     matches!(
         op,
         Op::Const(_)
@@ -1785,7 +1785,7 @@ fn used_values(f: &Function) -> Vec<bool> {
 }
 
 /// Marks the values that `insts` (with their regions) and `yields` read.
-fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
+pub(crate) fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
     for &v in yields {
         read[v.0 as usize] = true;
     }

@@ -89,7 +89,8 @@ mod codegen;
 mod compile;
 mod native;
 mod object;
-mod uniform;
+pub mod refill;
+pub mod uniform;
 
 pub use crate::object::ObjectFunction;
 pub use abi::{Buffer, Context, EntryFn, ExternEntry, LaneGroup, Quad, RawExternFn};

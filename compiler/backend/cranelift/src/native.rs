@@ -277,8 +277,9 @@ pub struct NativeModule {
 }
 
 impl NativeModule {
-    /// Compiles every function of `module` for this host (the same checks and the same code
-    /// as [`Jit::compile_with`], which is this followed by [`NativeModule::load`]).
+    /// Compiles every function of `module` for this host with Cranelift (the same checks and
+    /// the same code as [`Jit::compile_with`] with [`crate::CodeGenerator::CRANELIFT`], which
+    /// is this followed by [`NativeModule::load`]).
     pub fn compile(module: &Module, options: &Options) -> Result<NativeModule, Error> {
         if options.lanes == Lanes::X16 {
             return Err(Error::Unsupported {

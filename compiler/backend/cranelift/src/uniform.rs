@@ -19,7 +19,7 @@
 use drs_ir::{Function, Op, Region, Value};
 
 /// `uniform[v]` for every value of `f`; all true in scalar mode.
-pub(crate) fn analyze(f: &Function, param_uniform: &[bool], vector: bool) -> Vec<bool> {
+pub fn analyze(f: &Function, param_uniform: &[bool], vector: bool) -> Vec<bool> {
     if !vector {
         return vec![true; f.value_types.len()];
     }

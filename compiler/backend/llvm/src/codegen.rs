@@ -13,23 +13,27 @@
 //! {results...}`, and each entry a C function with [`drs_cranelift::EntryFn`]'s signature
 //! that loops over the call's lane groups (`drs_entry_<id>`).
 
+mod refill;
+
 use crate::llvm::{cstr, enum_attribute, string_attribute, Llvm};
-use drs_cranelift::{Context, ExternEntry, Options};
+use drs_cranelift::refill::refill_plan;
+use drs_cranelift::{Buffer, Context, ExternEntry, Options};
 use drs_ir::{BinaryOp, CmpOp, Const, Function, Inst, Module, Op, Region, Ty, UnaryOp, Value};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::{
     LLVMAtomicOrdering, LLVMAtomicRMWBinOp, LLVMCallConv, LLVMIntPredicate, LLVMLinkage, LLVMRealPredicate,
 };
+use refill::EntryIo;
 use std::mem::{offset_of, size_of};
 
-/// Byte layout of `drs_cranelift::Buffer` (`repr(C)`: data pointer, then `usize` length).
+/// Byte layout of [`Buffer`] (`repr(C)`: the data pointer, then the `usize` length).
 const BUFFER_PTR: u64 = 0;
-const BUFFER_LEN: u64 = 8;
-const BUFFER_SIZE: u64 = 16;
+const BUFFER_LEN: u64 = size_of::<*const u32>() as u64;
+const BUFFER_SIZE: u64 = size_of::<Buffer>() as u64;
 
-/// A region runs without a branch around it when it has at most this many instructions, all
-/// pure and cheap (a branch on a mask costs more than a few vector operations).
+/// A region runs without a branch around it when it has fewer than this many instructions,
+/// all pure and cheap (a branch on a mask costs more than a few vector operations).
 const SPECULATE_BELOW: usize = 8;
 
 /// The symbol of function `id`'s entry wrapper in the object file.
@@ -118,6 +122,8 @@ impl<'a> Codegen<'a> {
                 ptrs: lanes_of(ptr),
                 mask_bits: LLVMIntTypeInContext(c, lanes),
             };
+            // Vectors of the kernel's width stay whole (LLVM splits 512-bit vectors into two
+            // by default, even where AVX-512 has them).
             let width = (lanes * 32).max(128).to_string();
             let attributes = vec![
                 string_attribute(c, "target-cpu", target_cpu),
@@ -179,7 +185,7 @@ impl<'a> Codegen<'a> {
             for (i, f) in self.ir.functions.iter().enumerate() {
                 self.define(i, f);
                 if options.entries.as_ref().is_none_or(|names| names.contains(&f.name)) {
-                    self.entry_wrapper(i, f);
+                    self.entry_wrapper(i, f, options);
                 }
             }
         }
@@ -418,8 +424,10 @@ impl<'a> Codegen<'a> {
         LLVMBuildBr(self.b(), body);
     }
 
-    /// The C entry point of function `index`: every lane group of the call in turn.
-    unsafe fn entry_wrapper(&self, index: usize, ir: &Function) {
+    /// The C entry point of function `index`: every lane group of the call in turn, or, for a
+    /// function with a refill plan, the call's lanes through one refilled group
+    /// (`refill.rs`).
+    unsafe fn entry_wrapper(&self, index: usize, ir: &Function, options: &Options) {
         let (internal, internal_ty) = self.functions[index];
         let c = self.llvm.ctx;
         let mut params = [self.t.ptr, self.t.ptr, self.t.ptr];
@@ -427,7 +435,9 @@ impl<'a> Codegen<'a> {
         let func = LLVMAddFunction(self.llvm.module, cstr(&entry_symbol(index)).as_ptr(), ty);
         self.add_attributes(func);
         let (args, results, ctx) = (LLVMGetParam(func, 0), LLVMGetParam(func, 1), LLVMGetParam(func, 2));
+        let allocas = LLVMAppendBasicBlockInContext(c, func, c"allocas".as_ptr());
         let start = LLVMAppendBasicBlockInContext(c, func, c"start".as_ptr());
+        let plain = LLVMAppendBasicBlockInContext(c, func, c"plain".as_ptr());
         let group = LLVMAppendBasicBlockInContext(c, func, c"group".as_ptr());
         let exit = LLVMAppendBasicBlockInContext(c, func, c"exit".as_ptr());
         let b = self.b();
@@ -436,12 +446,37 @@ impl<'a> Codegen<'a> {
         let groups = self.load_invariant(self.t.i64, self.byte_offset(ctx, offset_of!(Context, groups) as u64));
         let stride = self.load_invariant(self.t.i64, self.byte_offset(ctx, offset_of!(Context, stride) as u64));
         let active = self.load_invariant(self.t.i32, self.byte_offset(ctx, offset_of!(Context, active) as u64));
-        let active = self.splat_runtime(active, self.t.i32s);
-        let lane_bits = LLVMBuildAnd(b, active, self.lane_vector(true), NO_NAME);
+        let lane_bits = LLVMBuildAnd(b, self.splat_runtime(active, self.t.i32s), self.lane_vector(true), NO_NAME);
         let mask = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntNE, lane_bits, self.i32s(0), NO_NAME);
         let none = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntEQ, groups, self.i64_const(0), NO_NAME);
-        LLVMBuildCondBr(b, none, exit, group);
+        let dispatch = LLVMAppendBasicBlockInContext(c, func, c"dispatch".as_ptr());
+        LLVMBuildCondBr(b, none, exit, dispatch);
 
+        LLVMPositionBuilderAtEnd(b, dispatch);
+        let flags = options.uniform_params.get(&ir.name).cloned().unwrap_or_default();
+        let uniform = drs_cranelift::uniform::analyze(ir, &flags, self.lanes > 1);
+        let plan = if self.lanes > 1 { refill_plan(self.ir, ir, &uniform) } else { None };
+        match plan {
+            Some(plan) => {
+                let mut frame = Frame {
+                    ir,
+                    func,
+                    ctx,
+                    values: vec![std::ptr::null_mut(); ir.value_types.len()],
+                    locals: Vec::new(),
+                    allocas,
+                };
+                frame.locals = ir.locals.iter().map(|a| self.stack_slot(&frame, a.len * self.lanes)).collect();
+                let io = EntryIo { args, results, groups, stride, active };
+                self.refill(&mut frame, &plan, &uniform, &flags, io, plain, exit);
+            }
+            None => {
+                LLVMBuildBr(b, plain);
+            }
+        }
+
+        LLVMPositionBuilderAtEnd(b, plain);
+        LLVMBuildBr(b, group);
         LLVMPositionBuilderAtEnd(b, group);
         let g = LLVMBuildPhi(b, self.t.i64, c"g".as_ptr());
         let first = LLVMBuildMul(b, g, self.i64_const(self.lanes as u64), NO_NAME);
@@ -464,11 +499,13 @@ impl<'a> Codegen<'a> {
         let more = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULT, next, groups, NO_NAME);
         self.no_vectorize(LLVMBuildCondBr(b, more, group, exit));
         let mut incoming = [self.i64_const(0), next];
-        let mut blocks = [start, group];
+        let mut blocks = [plain, group];
         LLVMAddIncoming(g, incoming.as_mut_ptr(), blocks.as_mut_ptr(), 2);
 
         LLVMPositionBuilderAtEnd(b, exit);
         LLVMBuildRetVoid(b);
+        LLVMPositionBuilderAtEnd(b, allocas);
+        LLVMBuildBr(b, start);
     }
 
     /// A runtime scalar in every lane of a value of type `lanes_ty`.
