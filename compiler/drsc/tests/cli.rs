@@ -464,3 +464,34 @@ fn unavailable_backends_are_errors() {
     }
     assert!(!Path::new(&out).exists());
 }
+
+/// Every test scene (every stdlib plugin) renders the same image bits with LLVM's 16-lane code
+/// as with Cranelift's 4-lane code.
+#[cfg(feature = "llvm")]
+#[test]
+fn llvm_renders_every_test_scene_as_cranelift_does() {
+    let dir = scratch("llvm-scenes");
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenes");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&scenes)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 20, "{names:?}");
+    for scene in names {
+        let name = scene.file_stem().unwrap().to_string_lossy().into_owned();
+        let render = |backend: &[&str]| {
+            let out = dir.join(format!("{name}-{}.exr", backend.join("-"))).display().to_string();
+            let mut args = vec!["render", scene.to_str().unwrap(), "-o", &out, "-q", "--spp", "2"];
+            args.extend(["-D", "resx=16", "-D", "resy=12"]);
+            args.extend(backend);
+            let o = drsc(&args);
+            assert!(o.status.success(), "{name} {backend:?}: {}", stderr(&o));
+            drs_film::load_image(Path::new(&out)).unwrap().data().to_vec()
+        };
+        let cranelift = render(&["--lanes", "4"]);
+        let llvm = render(&["--backend", "llvm", "--lanes", "16"]);
+        assert!(cranelift == llvm, "{name}: LLVM's image differs from Cranelift's");
+    }
+}
