@@ -225,7 +225,8 @@ pub enum Error {
         function: String,
         message: String,
     },
-    /// Cranelift rejected the generated code (a bug in this backend).
+    /// The code generator (Cranelift, or another such as drs-llvm) rejected the code it made or
+    /// failed on it: a bug of that backend.
     Codegen {
         function: String,
         message: String,
@@ -267,6 +268,20 @@ pub enum Error {
     },
     /// The operating system refused memory for code.
     Memory(String),
+}
+
+impl Error {
+    /// Runs a code generator (`name`), turning a panic of it into [`Error::Codegen`].
+    pub fn catch_codegen_panic<T>(name: &str, run: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| format!("{name} panicked"));
+            Err(Error::Codegen { function: String::new(), message })
+        })
+    }
 }
 
 impl fmt::Display for Error {

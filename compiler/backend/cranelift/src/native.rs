@@ -288,19 +288,7 @@ impl NativeModule {
             });
         }
         crate::check_module(module, options)?;
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::compile::compile(module, options)));
-        match result {
-            Ok(r) => r,
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "Cranelift panicked".into());
-                Err(Error::Codegen { function: String::new(), message })
-            }
-        }
+        Error::catch_codegen_panic("Cranelift", || crate::compile::compile(module, options))
     }
 
     pub fn target(&self) -> &Target {

@@ -29,7 +29,12 @@ pub const GENERATOR: CodeGenerator = CodeGenerator { name: "llvm", version, comp
 
 /// What identifies this backend's code: a hash of its sources and LLVM's version.
 fn version() -> String {
-    const SOURCES: [&str; 3] = [include_str!("lib.rs"), include_str!("codegen.rs"), include_str!("llvm.rs")];
+    const SOURCES: [&str; 4] = [
+        include_str!("lib.rs"),
+        include_str!("codegen.rs"),
+        include_str!("codegen/refill.rs"),
+        include_str!("llvm.rs"),
+    ];
     let mut h = blake3::Hasher::new();
     for source in SOURCES {
         h.update(&(source.len() as u64).to_le_bytes());
@@ -38,10 +43,15 @@ fn version() -> String {
     format!("{} LLVM {}", h.finalize().to_hex(), llvm::version())
 }
 
-/// Compiles every function of `module` for this host with LLVM; entries as `options` says.
-/// The uniform-parameter hints of `options` are not used (they never change results).
+/// Compiles every function of `module` for this host with LLVM; entries, and the uniform
+/// parameters that decide lane refill, as `options` says. A bug of the code generator is an
+/// error, never a panic (LLVM's own fatal errors still end the process).
 pub fn compile(module: &Module, options: &Options) -> Result<NativeModule, Error> {
     drs_cranelift::check_module(module, options)?;
+    Error::catch_codegen_panic("the LLVM code generator", || compile_checked(module, options))
+}
+
+fn compile_checked(module: &Module, options: &Options) -> Result<NativeModule, Error> {
     let codegen_error = |message: String| Error::Codegen { function: String::new(), message };
     let target = Target::host()?;
     let features = llvm_features(target)?;
