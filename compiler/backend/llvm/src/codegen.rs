@@ -254,10 +254,6 @@ impl<'a> Codegen<'a> {
         LLVMConstVector(elems.as_mut_ptr(), self.lanes)
     }
 
-    unsafe fn null(&self, ty: LLVMTypeRef) -> LLVMValueRef {
-        LLVMConstNull(ty)
-    }
-
     fn b(&self) -> LLVMBuilderRef {
         self.llvm.builder
     }
@@ -426,7 +422,7 @@ impl<'a> Codegen<'a> {
 
     /// The C entry point of function `index`: every lane group of the call in turn, or, for a
     /// function with a refill plan, the call's lanes through one refilled group
-    /// (`refill.rs`).
+    /// (`codegen/refill.rs`).
     unsafe fn entry_wrapper(&self, index: usize, ir: &Function, options: &Options) {
         let (internal, internal_ty) = self.functions[index];
         let c = self.llvm.ctx;
@@ -618,7 +614,7 @@ impl<'a> Codegen<'a> {
                 self.scatter(frame, bits, pointers, LLVMBuildAnd(b, mask, in_range, NO_NAME));
             }
             Op::If { cond, then, els } => self.branch(frame, inst, *cond, then, els, mask),
-            Op::Loop { init, body, .. } => self.lp(frame, inst, init, body, mask),
+            Op::Loop { init, body, .. } => self.translate_loop(frame, inst, init, body, mask),
         }
     }
 
@@ -755,7 +751,7 @@ impl<'a> Codegen<'a> {
         let len = self.splat_runtime(len, self.t.i64s);
         let index = LLVMBuildZExt(b, index, self.t.i64s, NO_NAME);
         let in_range = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULT, index, len, NO_NAME);
-        let safe = LLVMBuildSelect(b, in_range, index, self.null(self.t.i64s), NO_NAME);
+        let safe = LLVMBuildSelect(b, in_range, index, LLVMConstNull(self.t.i64s), NO_NAME);
         (self.element_pointers(data, safe), in_range)
     }
 
@@ -906,7 +902,7 @@ impl<'a> Codegen<'a> {
 
     /// A do-while loop over the lanes of `mask`: each iteration runs the body under the lanes
     /// still looping; a lane that stops keeps the values of its last iteration.
-    unsafe fn lp(&self, frame: &mut Frame, inst: &Inst, init: &[Value], body: &Region, mask: LLVMValueRef) {
+    unsafe fn translate_loop(&self, frame: &mut Frame, inst: &Inst, init: &[Value], body: &Region, mask: LLVMValueRef) {
         let b = self.b();
         let before = LLVMGetInsertBlock(b);
         let header = self.block(frame, "loop");

@@ -96,11 +96,9 @@ pub(crate) struct Machine {
     pub triple: String,
 }
 
-// SAFETY: a target machine is only read once created; each compilation uses its own.
-unsafe impl Send for Machine {}
-
 impl Machine {
-    /// The host's target with exactly `features` (LLVM's `+name,-name` list) and `cpu`'s tuning.
+    /// This host's target triple, for CPU `cpu` with exactly `features` (LLVM's `+name,-name`
+    /// list), position-independent code, `O3` code generation.
     pub fn host(cpu: &str, features: &str) -> Result<Machine, String> {
         static INIT: Once = Once::new();
         // SAFETY: initialisation of LLVM's native target, once per process.
