@@ -139,6 +139,11 @@ fn bench_rays(c: &mut Criterion, name: &str, geometry: &Geometry, rays: &[Ray]) 
     group.throughput(Throughput::Elements(rays.len() as u64));
     group.bench_function("intersect", |b| b.iter(|| rays.iter().filter(|r| geometry.intersect(r).is_some()).count()));
     group.bench_function("ray_test", |b| b.iter(|| rays.iter().filter(|r| geometry.ray_test(r)).count()));
+    // The same rays in packets of 16, as a kernel's lane group of 16 traces them.
+    let mut packet_hits = vec![None; rays.len()];
+    group.bench_function("intersect_packets_16", |b| b.iter(|| geometry.intersect_n(rays, &mut packet_hits)));
+    let mut occluded = vec![false; rays.len()];
+    group.bench_function("ray_test_packets_16", |b| b.iter(|| geometry.ray_test_n(rays, &mut occluded)));
     group.finish();
 }
 

@@ -23,7 +23,7 @@ mod sampling;
 mod shape;
 mod triangle;
 
-pub use bvh::BvhStatistics;
+pub use bvh::{BvhStatistics, RayPacket, ANY_HIT_PACKET_MIN_RAYS, CLOSEST_HIT_PACKET_MIN_RAYS, PACKET_RAYS};
 pub use error::GeometryError;
 pub use geometry::Geometry;
 pub use interaction::{Hit, PrimitiveHit, SurfaceInteraction};

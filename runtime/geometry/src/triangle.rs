@@ -86,10 +86,7 @@ pub(crate) fn intersect_triangle(shear: &RayShear, vertices: &[Vec3; 3], maxt: f
     // An edge function that rounds to zero is recomputed exactly enough to decide on which
     // side of the edge the ray passes (the paper's double-precision fallback).
     if u == 0.0 || v == 0.0 || w == 0.0 {
-        let (ax, ay, bx, by, cx, cy) = (ax as f64, ay as f64, bx as f64, by as f64, cx as f64, cy as f64);
-        u = (cx * by - cy * bx) as f32;
-        v = (ax * cy - ay * cx) as f32;
-        w = (bx * ay - by * ax) as f32;
+        [u, v, w] = edge_functions_exact([ax, ay, bx, by, cx, cy]);
     }
     if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
         return None;
@@ -185,13 +182,18 @@ fn edge_functions_f64(projected: [[f32; PACKET]; 6], uvw: [[f32; PACKET]; 3]) ->
     let [mut u, mut v, mut w] = uvw;
     for i in 0..PACKET {
         if u[i] == 0.0 || v[i] == 0.0 || w[i] == 0.0 {
-            let [ax, ay, bx, by, cx, cy] = projected.map(|c| c[i] as f64);
-            u[i] = (cx * by - cy * bx) as f32;
-            v[i] = (ax * cy - ay * cx) as f32;
-            w[i] = (bx * ay - by * ax) as f32;
+            [u[i], v[i], w[i]] = edge_functions_exact(projected.map(|c| c[i]));
         }
     }
     (u.into(), v.into(), w.into())
+}
+
+/// The edge functions `uvw` of the projected vertices `[ax, ay, bx, by, cx, cy]` in double
+/// precision, which decides the side of an edge where single precision rounds to zero.
+#[cold]
+pub(crate) fn edge_functions_exact(projected: [f32; 6]) -> [f32; 3] {
+    let [ax, ay, bx, by, cx, cy] = projected.map(f64::from);
+    [(cx * by - cy * bx) as f32, (ax * cy - ay * cx) as f32, (bx * ay - by * ax) as f32]
 }
 
 #[cfg(test)]

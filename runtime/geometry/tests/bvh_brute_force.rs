@@ -1,12 +1,15 @@
 //! The BVH against brute force: on random scenes of triangle soups, meshes, spheres and disks,
-//! the closest hit equals the closest of all per-primitive tests, and `ray_test` equals
-//! `intersect(..).is_some()`.
+//! the closest hit equals the closest of all per-primitive tests (of equally distant ones the
+//! first primitive of the first shape), `ray_test` equals `intersect(..).is_some()`, and
+//! packets of 4, 8 and 16 rays find exactly what single rays find.
 
 mod common;
 
 use common::Rng;
 use drs_geometry::math::{Mat4, Quat, Vec3};
-use drs_geometry::{Disk, Geometry, Hit, MeshData, MeshOptions, Ray, Shape, Sphere, Transform, TriangleMesh};
+use drs_geometry::{
+    Disk, Geometry, Hit, MeshData, MeshOptions, Ray, RayPacket, Shape, Sphere, Transform, TriangleMesh, PACKET_RAYS,
+};
 use proptest::prelude::*;
 
 /// The closest hit over every primitive of every shape, tested one by one.
@@ -86,30 +89,60 @@ fn check_scene(shapes: Vec<Shape>, seed: u64, rays: usize) -> Result<usize, Test
     let total: usize = geometry.shapes().iter().map(Shape::primitive_count).sum();
     prop_assert_eq!(geometry.bvh_statistics().primitives, total);
     let mut rng = Rng::new(seed ^ 0xABCD);
+    let rays: Vec<Ray> = (0..rays).map(|_| random_ray(&mut rng)).collect();
     let mut hits = 0;
-    for _ in 0..rays {
-        let ray = random_ray(&mut rng);
-        let expected = brute_force(geometry.shapes(), &ray);
-        let actual = geometry.intersect(&ray);
-        prop_assert_eq!(geometry.ray_test(&ray), actual.is_some(), "ray_test vs intersect for {:?}", ray);
-        match (expected, actual) {
-            (None, None) => {}
-            (Some(e), Some(a)) if e == a => {}
-            // Equal distances (e.g. a ray through a shared edge) may be resolved either way,
-            // as long as the reported primitive is really hit there.
-            (Some(e), Some(a)) => {
-                prop_assert_eq!(a.t, e.t, "closest hit differs for {:?}: bvh {:?}, brute force {:?}", ray, a, e);
-                let own = geometry.shapes()[a.shape_index as usize].intersect_primitive(a.prim_index as usize, &ray);
-                prop_assert_eq!(own.map(|h| h.t), Some(a.t));
-            }
-            (e, a) => prop_assert!(false, "for {:?}: bvh {:?}, brute force {:?}", ray, a, e),
-        }
+    for ray in &rays {
+        let expected = brute_force(geometry.shapes(), ray);
+        let actual = geometry.intersect(ray);
+        prop_assert_eq!(geometry.ray_test(ray), actual.is_some(), "ray_test vs intersect for {:?}", ray);
+        prop_assert_eq!(actual, expected, "for {:?}", ray);
         if let Some(hit) = actual {
             prop_assert!(hit.t >= 0.0 && hit.t <= ray.maxt);
             hits += 1;
         }
     }
+    check_packets::<4>(&geometry, &rays, seed)?;
+    check_packets::<8>(&geometry, &rays, seed)?;
+    check_packets::<16>(&geometry, &rays, seed)?;
     Ok(hits)
+}
+
+/// `rays` in packets of `N` with random lanes active: each active lane's answers are the
+/// single ray's, to the bit; inactive lanes get none.
+fn check_packets<const N: usize>(geometry: &Geometry, rays: &[Ray], seed: u64) -> Result<(), TestCaseError> {
+    let mut rng = Rng::new(seed ^ N as u64);
+    for chunk in rays.chunks_exact(N) {
+        let packet: [Ray; N] = chunk.try_into().unwrap();
+        // Mostly full packets, as kernels with lane refill make them; some with a few lanes off
+        // (still traced as packets), some with random lanes (mostly traced ray by ray).
+        let full = u32::MAX >> (32 - N);
+        let active = match rng.next_u64() % 4 {
+            0 => rng.next_u64() as u32 & full,
+            1 => full & !(1 << (rng.next_u64() % N as u64)) & !(1 << (rng.next_u64() % N as u64)),
+            _ => full,
+        };
+        let mut hits = [None; PACKET_RAYS];
+        let rays = RayPacket::from_rays(&packet);
+        geometry.intersect_packet(&rays, active, &mut hits);
+        let occluded = geometry.ray_test_packet(&rays, active);
+        for (l, ray) in packet.iter().enumerate() {
+            let on = active & (1 << l) != 0;
+            let expected = if on { geometry.intersect(ray) } else { None };
+            let bits = |h: Option<Hit>| {
+                h.map(|h| (h.t.to_bits(), h.shape_index, h.prim_index, h.prim_uv.x.to_bits(), h.prim_uv.y.to_bits()))
+            };
+            prop_assert_eq!(bits(hits[l]), bits(expected), "lane {} of {} for {:?}", l, N, ray);
+            prop_assert_eq!(
+                occluded & (1 << l) != 0,
+                on && geometry.ray_test(ray),
+                "lane {} of {} for {:?}",
+                l,
+                N,
+                ray
+            );
+        }
+    }
+    Ok(())
 }
 
 proptest! {

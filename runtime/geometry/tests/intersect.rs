@@ -5,7 +5,9 @@ mod common;
 
 use common::{assert_close, assert_vec3_close, uv_sphere_mesh, Rng};
 use drs_geometry::math::{Mat4, Vec3};
-use drs_geometry::{cube, rectangle, Disk, Geometry, MeshOptions, Ray, Shape, Sphere, Transform, TriangleMesh};
+use drs_geometry::{
+    cube, rectangle, Disk, Geometry, MeshOptions, Ray, RayPacket, Shape, Sphere, Transform, TriangleMesh, PACKET_RAYS,
+};
 
 fn transform(matrix: Mat4) -> Transform {
     Transform::new(matrix).unwrap()
@@ -255,4 +257,40 @@ fn spawned_rays_do_not_self_intersect() {
         assert!(!geometry.ray_test(&si.spawn_ray_to(origin)));
     }
     assert!(hits > 2000, "only {hits} of 3000 rays hit");
+}
+
+/// A full packet with rays that cannot hit anything (NaN or infinite components, a zero
+/// direction, a negative or NaN `maxt`) among ordinary ones: every lane answers as its single
+/// ray does, and the bad lanes do not disturb the others.
+#[test]
+fn packets_with_degenerate_rays_match_single_rays() {
+    let geometry = scene(vec![TriangleMesh::new(
+        uv_sphere_mesh(Vec3::ZERO, 1.0, 16, 32),
+        &Transform::IDENTITY,
+        MeshOptions::default(),
+    )
+    .unwrap()
+    .into()]);
+    let mut rng = Rng::new(5);
+    let degenerate = [
+        Ray::new(Vec3::new(f32::NAN, 0.0, 3.0), -Vec3::Z),
+        Ray::new(Vec3::new(0.0, 0.0, 3.0), Vec3::new(0.0, f32::INFINITY, -1.0)),
+        Ray::new(Vec3::new(0.0, 0.0, 3.0), Vec3::ZERO),
+        Ray::with_maxt(Vec3::new(0.0, 0.0, 3.0), -Vec3::Z, -1.0),
+        Ray::with_maxt(Vec3::new(0.0, 0.0, 3.0), -Vec3::Z, f32::NAN),
+    ];
+    for round in 0..16 {
+        let mut rays: Vec<Ray> = (0..16).map(|_| Ray::new(rng.vec3_in(-3.0, 3.0) * 2.0, -rng.unit_vector())).collect();
+        for (i, ray) in degenerate.iter().enumerate() {
+            rays[(round + 3 * i) % 16] = *ray;
+        }
+        let mut hits = [None; PACKET_RAYS];
+        let packet = RayPacket::from_rays(&rays);
+        geometry.intersect_packet(&packet, u32::MAX, &mut hits);
+        let occluded = geometry.ray_test_packet(&packet, u32::MAX);
+        for (l, ray) in rays.iter().enumerate() {
+            assert_eq!(hits[l], geometry.intersect(ray), "lane {l}: {ray:?}");
+            assert_eq!(occluded & (1 << l) != 0, geometry.ray_test(ray), "lane {l}: {ray:?}");
+        }
+    }
 }

@@ -4,10 +4,10 @@
 //!
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
 //! patterns and returns that lane's results (most through
-//! [`drs_cranelift::LaneGroup::map_lanes`]; the intersection four lanes at once through
-//! [`drs_cranelift::LaneGroup::map_quads`], so that their surface interactions are computed
-//! with vector instructions; the rarely called ones one lane at a time through
-//! `Externs::bind`). Struct results are written in the field order of their `.drs`
+//! [`drs_cranelift::LaneGroup::map_lanes`]; the ray tests with all the group's rays traced
+//! together, then the intersection's surface interactions four lanes at once through
+//! [`drs_cranelift::LaneGroup::map_quads`], so that they are computed with vector
+//! instructions; the rarely called ones one lane at a time through `Externs::bind`). Struct results are written in the field order of their `.drs`
 //! declaration, which binding checks by field name: a stdlib whose struct fields are reordered
 //! fails to bind instead of getting scrambled results. Handles out of range give the null answer;
 //! nothing here panics on kernel input.
@@ -15,10 +15,13 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, Quad};
+use drs_cranelift::{Externs, LaneGroup, Quad};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
-use drs_geometry::{Ray, SurfaceInteraction, SurfaceInteraction4};
+use drs_geometry::{
+    Hit, Ray, RayPacket, SurfaceInteraction, SurfaceInteraction4, ANY_HIT_PACKET_MIN_RAYS, CLOSEST_HIT_PACKET_MIN_RAYS,
+    PACKET_RAYS,
+};
 use drs_lower::{FnLayout, LoweredProgram};
 
 use crate::link::NULL_HANDLE;
@@ -132,17 +135,51 @@ fn lane_ray(a: [u32; 8]) -> Ray {
     Ray::with_maxt(vec3(0), vec3(3), arg(6))
 }
 
-/// `Scene::intersect` for the four lanes of `quad`: each active lane's closest hit, their
-/// surface interactions computed together and written in place as the fields of
-/// `SurfaceInteraction` in declaration order ([`SI_FIELDS`], which starts with the columns of
-/// [`SurfaceInteraction4`]).
-fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad) {
+/// The rays of a `Scene` method's lane group (its arguments 1 to 7: `o`, `d`, `maxt`).
+fn group_rays(g: &LaneGroup) -> RayPacket {
+    let mut rays = RayPacket::new(g.lanes());
+    let copy = |to: &mut [f32; PACKET_RAYS], param: usize| {
+        for (to, &bits) in to.iter_mut().zip(g.arg_lanes(param)) {
+            *to = f(bits);
+        }
+    };
+    for axis in 0..3 {
+        copy(&mut rays.o[axis], 1 + axis);
+        copy(&mut rays.d[axis], 4 + axis);
+    }
+    copy(&mut rays.maxt, 7);
+    rays
+}
+
+/// `Scene::intersect` for a lane group. A group with all 16 lanes active has its rays
+/// traced together ([`drs_geometry::Geometry::intersect_packet`]); then the surface
+/// interactions are computed four lanes at a time ([`intersect_quad`]).
+fn intersect_group(scene: &SceneGeometry, g: &mut LaneGroup) {
+    if g.active().count_ones() < CLOSEST_HIT_PACKET_MIN_RAYS {
+        g.map_quads(|quad| intersect_quad(scene, quad, None));
+        return;
+    }
+    let mut hits = [None; PACKET_RAYS];
+    scene.geometry.intersect_packet(&group_rays(g), g.active(), &mut hits);
+    g.map_quads(|quad| intersect_quad(scene, quad, Some(&hits)));
+}
+
+/// `Scene::intersect`'s results for the four lanes of `quad`: their closest hits (taken from
+/// the group's `group_hits` where it has been traced as a packet), their surface interactions
+/// computed together and written in place as the fields of `SurfaceInteraction` in
+/// declaration order ([`SI_FIELDS`], which starts with the columns of [`SurfaceInteraction4`]).
+fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad, group_hits: Option<&[Option<Hit>; PACKET_RAYS]>) {
     let arg = |p: usize| quad.arg(1 + p).map(f);
     let (o, d, maxt, time) = ([arg(0), arg(1), arg(2)], [arg(3), arg(4), arg(5)], arg(6), quad.arg(8));
     let lane_vec3 = |c: &[[f32; 4]; 3], l: usize| Vec3::new(c[0][l], c[1][l], c[2][l]);
     let rays: [Ray; 4] = std::array::from_fn(|l| Ray::with_maxt(lane_vec3(&o, l), lane_vec3(&d, l), maxt[l]));
     let active = quad.active();
-    let hits = std::array::from_fn(|l| if active & (1 << l) != 0 { scene.geometry.intersect(&rays[l]) } else { None });
+    let first = quad.first_lane();
+    let hits = std::array::from_fn(|l| match group_hits {
+        _ if active & (1 << l) == 0 => None,
+        Some(group_hits) => group_hits[first + l],
+        None => scene.geometry.intersect(&rays[l]),
+    });
     quad.write_columns(0, |columns: &mut [[u32; 4]; SI_FIELDS.len()]| {
         let [interactions @ .., time_column, bsdf, emitter, valid] = columns;
         let si = SurfaceInteraction4::from_columns_mut(interactions);
@@ -205,11 +242,17 @@ pub(crate) fn bind(
             }),
             "Scene::intersect" => {
                 check_fields(program, name, &SI_FIELDS)?;
-                externs.bind_group(name, move |g| g.map_quads(|quad| intersect_quad(&s, quad)))
+                externs.bind_group(name, move |g| intersect_group(&s, g))
             }
-            "Scene::ray_test" => {
-                externs.bind_group(name, move |g| g.map_lanes(|a| [s.geometry.ray_test(&lane_ray(a)) as u32]))
-            }
+            "Scene::ray_test" => externs.bind_group(name, move |g| {
+                if g.active().count_ones() < ANY_HIT_PACKET_MIN_RAYS {
+                    return g.map_lanes(|a| [s.geometry.ray_test(&lane_ray(a)) as u32]);
+                }
+                let occluded = s.geometry.ray_test_packet(&group_rays(g), g.active());
+                for lane in g.active_lanes() {
+                    g.set(0, lane, (occluded >> lane) & 1);
+                }
+            }),
             "shape_sample_position" => {
                 check_fields(program, name, &PS_FIELDS)?;
                 externs.bind_group(name, move |g| {

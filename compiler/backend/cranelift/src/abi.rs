@@ -139,6 +139,16 @@ pub struct LaneGroup<'a> {
 }
 
 impl LaneGroup<'_> {
+    /// Lanes in the group: 1 for a scalar call, else 4, 8 or 16.
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// The lanes that run (bit `l` for lane `l`); the others' results are ignored.
+    pub fn active(&self) -> u32 {
+        self.active
+    }
+
     /// The lanes the call runs for, in increasing order.
     pub fn active_lanes(&self) -> impl Iterator<Item = usize> + use<> {
         let active = self.active;
@@ -149,6 +159,13 @@ impl LaneGroup<'_> {
     #[inline]
     pub fn arg(&self, param: usize, lane: usize) -> u32 {
         self.args[param * self.lanes + lane]
+    }
+
+    /// Parameter `param` of every lane, lane 0 first, as u32 bits (inactive lanes' are
+    /// unspecified).
+    #[inline]
+    pub fn arg_lanes(&self, param: usize) -> &[u32] {
+        &self.args[param * self.lanes..(param + 1) * self.lanes]
     }
 
     /// Sets result `result` of `lane` to `bits`.
@@ -257,6 +274,11 @@ pub struct Quad<'a> {
 }
 
 impl Quad<'_> {
+    /// The group's lane that is this quad's lane 0.
+    pub fn first_lane(&self) -> usize {
+        self.first
+    }
+
     /// The lanes that run (bit `l` for lane `l` of the quad); the others' results are ignored.
     pub fn active(&self) -> u32 {
         self.active

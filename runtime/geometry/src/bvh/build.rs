@@ -79,11 +79,17 @@ impl Bvh {
 
 /// The packet of up to [`PACKET`] primitives of a leaf.
 fn pack(prims: &[BuildPrim], refs: &[(u32, u32)], shapes: &[Shape]) -> LeafPacket {
-    let mut packet =
-        LeafPacket { triangles: TrianglePacket::EMPTY, shape: [0; PACKET], prim: [0; PACKET], analytic: 0 };
+    let mut packet = LeafPacket {
+        triangles: TrianglePacket::EMPTY,
+        shape: [0; PACKET],
+        prim: [0; PACKET],
+        id: [u32::MAX; PACKET],
+        analytic: 0,
+    };
     for (slot, bp) in prims.iter().enumerate() {
         let (shape, prim) = refs[bp.id as usize];
         packet.prim[slot] = prim;
+        packet.id[slot] = bp.id;
         match &shapes[shape as usize] {
             Shape::Mesh(mesh) => {
                 packet.triangles.set(slot, &mesh.triangle_positions(prim as usize));

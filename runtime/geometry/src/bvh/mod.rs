@@ -9,9 +9,14 @@
 //! Triangles are copied into the packet side by side, so a leaf's triangles are tested against
 //! a ray at once without touching the meshes; spheres and disks are tested one at a time
 //! through their shape.
+//!
+//! `packet.rs` traces the rays of a kernel's lane group together through the same tree.
 
 mod build;
+mod packet;
 mod traverse;
+
+pub use packet::{RayPacket, ANY_HIT_PACKET_MIN_RAYS, CLOSEST_HIT_PACKET_MIN_RAYS, PACKET_RAYS};
 
 use crate::math::Aabb;
 use crate::triangle::{TrianglePacket, PACKET};
@@ -33,6 +38,10 @@ struct LeafPacket {
     /// Shape index of each slot, with [`ANALYTIC`] set for spheres and disks.
     shape: [u32; PACKET],
     prim: [u32; PACKET],
+    /// Index of each slot's primitive in the scene (shapes in order, each shape's primitives
+    /// in order): of hits at equal distance the lowest index wins, whichever is found first,
+    /// so that traversal order (single rays or packets) never changes the answer.
+    id: [u32; PACKET],
     /// Bit `i` is set when slot `i` holds a sphere or a disk.
     analytic: u32,
 }

@@ -1,6 +1,8 @@
 //! Single-ray traversal: closest hit and any hit, over `[0, maxt]`. The closest-hit search
 //! visits a node's children nearest first, so that nearer hits shorten `maxt` early; the
-//! any-hit test stops at any hit, so it takes them in slot order without sorting.
+//! any-hit test stops at any hit, so it takes them in slot order without sorting. Of hits at
+//! the same distance the primitive with the lowest scene index wins (`Closest::is_beaten_by`),
+//! so the answer does not depend on the order of the visit, which packets (`packet.rs`) change.
 //!
 //! Box tests use the precomputed reciprocal direction and pick near and far planes by its
 //! sign. A zero (or denormal) direction component gets a huge finite reciprocal instead of
@@ -19,7 +21,7 @@ use crate::shape::Shape;
 use crate::triangle::{intersect_packet, RayShear, PACKET};
 
 /// 1 + 2γ₃ with γₙ = nε/(1 − nε), ε = 2⁻²⁴ (pbrt's error bound for the slab test).
-const ROBUST_FAR_SCALE: f32 = 1.0 + 2.0 * (3.0 * EPS / (1.0 - 3.0 * EPS));
+pub(super) const ROBUST_FAR_SCALE: f32 = 1.0 + 2.0 * (3.0 * EPS / (1.0 - 3.0 * EPS));
 const EPS: f32 = f32::EPSILON / 2.0;
 
 /// The per-ray part of the box test, with the origin and reciprocal direction broadcast to
@@ -71,54 +73,92 @@ impl RayBoxes {
     }
 }
 
-/// A hit found in a leaf: its packet and slot, and its local parametrisation.
-#[derive(Clone, Copy)]
-struct LeafHit {
-    t: f32,
-    packet: usize,
-    slot: usize,
-    uv: Vec2,
+/// The closest hit found so far: its distance, the scene index of its primitive (the tie
+/// break, see `LeafPacket::id`), where it is stored and its local parametrisation. `id` is
+/// `u32::MAX` until something is hit, and `t` starts at the ray's `maxt`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Closest {
+    pub t: f32,
+    pub id: u32,
+    pub packet: u32,
+    pub slot: u32,
+    pub uv: Vec2,
+}
+
+impl Closest {
+    pub(super) fn none(maxt: f32) -> Closest {
+        Closest { t: maxt, id: u32::MAX, packet: 0, slot: 0, uv: Vec2::ZERO }
+    }
+
+    /// Whether a hit at `t` of primitive `id` replaces this one: nearer, or as near with a
+    /// lower index.
+    #[inline(always)]
+    pub(super) fn is_beaten_by(&self, t: f32, id: u32) -> bool {
+        t < self.t || (t == self.t && id < self.id)
+    }
 }
 
 impl Bvh {
     pub(crate) fn intersect(&self, shapes: &[Shape], ray: &Ray) -> Option<Hit> {
-        let mut closest: Option<LeafHit> = None;
-        self.traverse::<true>(ray, |first, packets, shear, mut maxt| {
-            for (i, packet) in packets.iter().enumerate() {
-                let hits = intersect_packet(shear, &packet.triangles, maxt);
-                // Slot by slot, so that of equally distant hits the last wins, as in a
-                // one-at-a-time loop that accepts `t <= maxt`.
-                for slot in set_bits(hits.hit) {
-                    if hits.t[slot] <= maxt {
-                        maxt = hits.t[slot];
-                        let uv = Vec2::new(hits.b1[slot], hits.b2[slot]);
-                        closest = Some(LeafHit { t: maxt, packet: first + i, slot, uv });
-                    }
-                }
-                for slot in set_bits(packet.analytic) {
-                    if let Some((t, uv)) = intersect_analytic(shapes, packet, slot, ray, maxt) {
-                        maxt = t;
-                        closest = Some(LeafHit { t, packet: first + i, slot, uv });
-                    }
-                }
-            }
-            (maxt, false)
-        });
-        closest.map(|h| {
-            let packet = &self.packets[h.packet];
+        let (root, _) = self.root?;
+        let mut closest = Closest::none(ray.maxt);
+        self.closest_from(shapes, ray, root, &mut closest);
+        self.hit(&closest)
+    }
+
+    /// The hit that `closest` describes, if it describes one.
+    pub(super) fn hit(&self, closest: &Closest) -> Option<Hit> {
+        (closest.id != u32::MAX).then(|| {
+            let packet = &self.packets[closest.packet as usize];
+            let slot = closest.slot as usize;
             Hit {
-                t: h.t,
-                shape_index: packet.shape[h.slot] & !ANALYTIC,
-                prim_index: packet.prim[h.slot],
-                prim_uv: h.uv,
+                t: closest.t,
+                shape_index: packet.shape[slot] & !ANALYTIC,
+                prim_index: packet.prim[slot],
+                prim_uv: closest.uv,
             }
         })
     }
 
+    /// Improves `closest` by the hits of `ray` in the subtree `start` (up to `closest.t`).
+    pub(super) fn closest_from(&self, shapes: &[Shape], ray: &Ray, start: NodeRef, closest: &mut Closest) {
+        self.traverse::<true>(ray, start, closest.t, |first, packets, shear, _| {
+            for (i, packet) in packets.iter().enumerate() {
+                let hits = intersect_packet(shear, &packet.triangles, closest.t);
+                for slot in set_bits(hits.hit) {
+                    if closest.is_beaten_by(hits.t[slot], packet.id[slot]) {
+                        let uv = Vec2::new(hits.b1[slot], hits.b2[slot]);
+                        *closest = Closest {
+                            t: hits.t[slot],
+                            id: packet.id[slot],
+                            packet: (first + i) as u32,
+                            slot: slot as u32,
+                            uv,
+                        };
+                    }
+                }
+                for slot in set_bits(packet.analytic) {
+                    if let Some((t, uv)) = intersect_analytic(shapes, packet, slot, ray, closest.t) {
+                        if closest.is_beaten_by(t, packet.id[slot]) {
+                            *closest =
+                                Closest { t, id: packet.id[slot], packet: (first + i) as u32, slot: slot as u32, uv };
+                        }
+                    }
+                }
+            }
+            (closest.t, false)
+        });
+    }
+
     pub(crate) fn ray_test(&self, shapes: &[Shape], ray: &Ray) -> bool {
-        let ray = &ray_by_component(ray);
+        let Some((root, _)) = self.root else { return false };
+        self.any_hit_from(shapes, &ray_by_component(ray), root)
+    }
+
+    /// Whether `ray` hits anything in the subtree `start`.
+    pub(super) fn any_hit_from(&self, shapes: &[Shape], ray: &Ray, start: NodeRef) -> bool {
         let mut found = false;
-        self.traverse::<false>(ray, |_, packets, shear, maxt| {
+        self.traverse::<false>(ray, start, ray.maxt, |_, packets, shear, maxt| {
             found = packets.iter().any(|packet| {
                 intersect_packet(shear, &packet.triangles, maxt).hit != 0
                     || set_bits(packet.analytic)
@@ -129,18 +169,19 @@ impl Bvh {
         found
     }
 
-    /// Visits the leaves the ray reaches, nearer children first if `NEAREST_FIRST` (else in
-    /// slot order). `visit_leaf` gets the index of the leaf's first packet, its packets and the
-    /// current `maxt`, and returns the new `maxt` and whether to stop.
+    /// Visits the leaves of subtree `start` that the ray reaches within `[0, maxt]`, nearer
+    /// children first if `NEAREST_FIRST` (else in slot order). `visit_leaf` gets the index of
+    /// the leaf's first packet, its packets and the current `maxt`, and returns the new `maxt`
+    /// and whether to stop.
     #[inline(always)]
     fn traverse<const NEAREST_FIRST: bool>(
         &self,
         ray: &Ray,
+        start: NodeRef,
+        mut maxt: f32,
         mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool),
     ) {
-        let Some((root, _)) = self.root else { return };
         let boxes = RayBoxes::new(ray);
-        let mut maxt = ray.maxt;
         // Non-finite rays miss: the box tests rely on finite origins and directions. (All six
         // components checked with two vector comparisons.)
         let finite = |v: Vec3| f32x4::from([v.x, v.y, v.z, 0.0]).abs().simd_lt(f32x4::splat(f32::INFINITY));
@@ -154,7 +195,7 @@ impl Bvh {
         let mut stack_t = [MaybeUninit::<f32>::uninit(); STACK_SIZE];
         let mut stack_node = [MaybeUninit::<NodeRef>::uninit(); STACK_SIZE];
         let mut len = 0;
-        let mut current = root;
+        let mut current = start;
         loop {
             if current.count > 0 {
                 let first = current.index as usize;
@@ -225,11 +266,11 @@ fn ray_by_component(ray: &Ray) -> Ray {
 
 /// Entries of the traversal stack: the 4-wide tree is at most [`MAX_DEPTH`] levels deep (it
 /// collapses the binary tree, which is), and each level pushes at most `WIDTH - 1` entries.
-const STACK_SIZE: usize = MAX_DEPTH * (WIDTH - 1);
+pub(super) const STACK_SIZE: usize = MAX_DEPTH * (WIDTH - 1);
 
 /// The indices of the set bits of `bits`, lowest first.
 #[inline(always)]
-fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
+pub(super) fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         (bits != 0).then(|| {
             let slot = bits.trailing_zeros() as usize;
@@ -240,7 +281,13 @@ fn set_bits(mut bits: u32) -> impl Iterator<Item = usize> {
 }
 
 #[cold]
-fn intersect_analytic(shapes: &[Shape], packet: &LeafPacket, slot: usize, ray: &Ray, maxt: f32) -> Option<(f32, Vec2)> {
+pub(super) fn intersect_analytic(
+    shapes: &[Shape],
+    packet: &LeafPacket,
+    slot: usize,
+    ray: &Ray,
+    maxt: f32,
+) -> Option<(f32, Vec2)> {
     let shape = &shapes[(packet.shape[slot] & !ANALYTIC) as usize];
     shape.intersect_primitive(packet.prim[slot] as usize, &Ray { maxt, ..*ray }).map(|h| (h.t, h.uv))
 }
