@@ -22,6 +22,12 @@ fn sphere_scene(center: Vec3, radius: f32) -> Geometry {
 }
 
 /// `intersect` and `ray_test` agree on `ray`; returns the hit distance.
+/// A unit sphere at the origin as a triangle mesh.
+fn unit_sphere_mesh_scene() -> Geometry {
+    let mesh = TriangleMesh::new(uv_sphere_mesh(Vec3::ZERO, 1.0, 16, 32), &Transform::IDENTITY, MeshOptions::default());
+    scene(vec![mesh.unwrap().into()])
+}
+
 fn hit_t(geometry: &Geometry, ray: Ray) -> Option<f32> {
     let hit = geometry.intersect(&ray);
     assert_eq!(geometry.ray_test(&ray), hit.is_some(), "ray_test disagrees with intersect for {ray:?}");
@@ -190,13 +196,7 @@ fn axis_parallel_rays_along_box_faces_still_hit() {
 
 #[test]
 fn intersect_n_and_ray_test_n_match_single_rays() {
-    let geometry = scene(vec![TriangleMesh::new(
-        uv_sphere_mesh(Vec3::ZERO, 1.0, 16, 32),
-        &Transform::IDENTITY,
-        MeshOptions::default(),
-    )
-    .unwrap()
-    .into()]);
+    let geometry = unit_sphere_mesh_scene();
     let mut rng = Rng::new(3);
     let rays: Vec<Ray> = (0..64).map(|_| Ray::new(rng.vec3_in(-3.0, 3.0), rng.unit_vector())).collect();
     let mut hits = vec![None; rays.len()];
@@ -264,13 +264,7 @@ fn spawned_rays_do_not_self_intersect() {
 /// ray does, and the bad lanes do not disturb the others.
 #[test]
 fn packets_with_degenerate_rays_match_single_rays() {
-    let geometry = scene(vec![TriangleMesh::new(
-        uv_sphere_mesh(Vec3::ZERO, 1.0, 16, 32),
-        &Transform::IDENTITY,
-        MeshOptions::default(),
-    )
-    .unwrap()
-    .into()]);
+    let geometry = unit_sphere_mesh_scene();
     let mut rng = Rng::new(5);
     let degenerate = [
         Ray::new(Vec3::new(f32::NAN, 0.0, 3.0), -Vec3::Z),

@@ -4,13 +4,14 @@
 //!
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
 //! patterns and returns that lane's results (most through
-//! [`drs_cranelift::LaneGroup::map_lanes`]; the ray tests with all the group's rays traced
-//! together, then the intersection's surface interactions four lanes at once through
+//! [`drs_cranelift::LaneGroup::map_lanes`]; the ray tests with a full enough group's rays
+//! traced together, then the intersection's surface interactions four lanes at once through
 //! [`drs_cranelift::LaneGroup::map_quads`], so that they are computed with vector
-//! instructions; the rarely called ones one lane at a time through `Externs::bind`). Struct results are written in the field order of their `.drs`
-//! declaration, which binding checks by field name: a stdlib whose struct fields are reordered
-//! fails to bind instead of getting scrambled results. Handles out of range give the null answer;
-//! nothing here panics on kernel input.
+//! instructions; the rarely called ones one lane at a time through `Externs::bind`). Struct
+//! results are written in the field order of their `.drs` declaration, which binding checks
+//! by field name: a stdlib whose struct fields are reordered fails to bind instead of getting
+//! scrambled results. Handles out of range give the null answer; nothing here panics on
+//! kernel input.
 
 use std::cell::RefCell;
 use std::sync::Arc;

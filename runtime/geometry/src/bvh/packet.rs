@@ -257,9 +257,9 @@ mod avx512 {
         }
 
         /// Triangle `slot` of `triangles` against every lane: the watertight test of
-        /// `intersect_packet` with the same operations in the same order, so each lane's
-        /// answer is bit for bit the single-ray one. The distances, barycentrics and the lanes
-        /// that hit within `[0, maxt]`.
+        /// `triangle::intersect_packet` with the same operations in the same order, so each
+        /// lane's answer is bit for bit the single-ray one. The distances, barycentrics and the
+        /// lanes that hit within `[0, maxt]`.
         #[target_feature(enable = "avx512f")]
         fn intersect_triangle(&self, triangles: &TrianglePacket, slot: usize, maxt: __m512) -> LaneHits {
             let project = |v: usize| {
@@ -354,7 +354,7 @@ mod avx512 {
 
         /// The lanes as `Closest` values, for the single-ray traversal.
         #[target_feature(enable = "avx512f")]
-        fn lanes(&self) -> ClosestArrays {
+        fn to_arrays(&self) -> ClosestArrays {
             ClosestArrays {
                 t: store(self.t),
                 id: store_u32(self.id),
@@ -365,7 +365,7 @@ mod avx512 {
         }
 
         #[target_feature(enable = "avx512f")]
-        fn set_lanes(&mut self, lanes: &ClosestArrays) {
+        fn set_arrays(&mut self, lanes: &ClosestArrays) {
             self.t = load(&lanes.t);
             self.id = load_u32(&lanes.id);
             self.location = load_u32(&lanes.location);
@@ -458,13 +458,13 @@ mod avx512 {
         while let Some((node, lanes)) = next {
             next = None;
             if lanes.count_ones() <= SINGLE_RAY_BELOW {
-                let mut each = closest.lanes();
+                let mut each = closest.to_arrays();
                 for l in set_bits(u32::from(lanes)) {
                     let mut lane = each.get(l);
                     bvh.closest_from(shapes, &rays.ray(l), node, &mut lane);
                     each.set(l, &lane);
                 }
-                closest.set_lanes(&each);
+                closest.set_arrays(&each);
             } else if node.count > 0 {
                 let first = node.index as usize;
                 let leaf = &bvh.packets[first..first + (node.count as usize).div_ceil(PACKET)];
@@ -478,7 +478,7 @@ mod avx512 {
                 next = stack.pop(closest.t);
             }
         }
-        let each = closest.lanes();
+        let each = closest.to_arrays();
         for l in set_bits(u32::from(live)) {
             hits[l] = bvh.hit(&each.get(l));
         }
@@ -501,7 +501,7 @@ mod avx512 {
             }
         }
         if leaf.analytic != 0 {
-            let mut each = closest.lanes();
+            let mut each = closest.to_arrays();
             for slot in set_bits(leaf.analytic) {
                 for l in set_bits(u32::from(lanes)) {
                     let lane = each.get(l);
@@ -511,7 +511,7 @@ mod avx512 {
                     }
                 }
             }
-            closest.set_lanes(&each);
+            closest.set_arrays(&each);
         }
     }
 
