@@ -299,9 +299,8 @@ mod tests {
         let leaves: Vec<NodeRef> = bvh.nodes.iter().flat_map(|n| n.children).filter(|c| c.count > 0).collect();
         assert_eq!(leaves.iter().map(|l| l.count).sum::<u32>(), 12, "every triangle in a leaf");
         for leaf in leaves {
-            let first = leaf.index as usize;
-            let packets = &bvh.packets[first..first + (leaf.count as usize).div_ceil(PACKET)];
-            let walls: Vec<u32> = packets.iter().flat_map(|p| p.shape).take(leaf.count as usize).collect();
+            let walls: Vec<u32> =
+                bvh.leaf_packets(leaf).iter().flat_map(|p| p.shape).take(leaf.count as usize).collect();
             assert!(walls.iter().all(|&w| w == walls[0]), "a leaf holds triangles of walls {walls:?}");
         }
     }

@@ -73,7 +73,26 @@ pub(crate) struct Bvh {
     root: Option<(NodeRef, Aabb)>,
 }
 
+impl LeafPacket {
+    /// The slots that hold triangles, as bits.
+    fn triangle_slots(&self) -> u32 {
+        let mut slots = 0;
+        for slot in 0..PACKET {
+            if self.id[slot] != u32::MAX && self.analytic & (1 << slot) == 0 {
+                slots |= 1 << slot;
+            }
+        }
+        slots
+    }
+}
+
 impl Bvh {
+    /// The packets of leaf `leaf` (a `NodeRef` with `count > 0`).
+    fn leaf_packets(&self, leaf: NodeRef) -> &[LeafPacket] {
+        let first = leaf.index as usize;
+        &self.packets[first..first + (leaf.count as usize).div_ceil(PACKET)]
+    }
+
     pub(crate) fn bounds(&self) -> Aabb {
         self.root.map_or(Aabb::EMPTY, |(_, bounds)| bounds)
     }

@@ -466,10 +466,8 @@ mod avx512 {
                 }
                 closest.set_arrays(&each);
             } else if node.count > 0 {
-                let first = node.index as usize;
-                let leaf = &bvh.packets[first..first + (node.count as usize).div_ceil(PACKET)];
-                for (i, leaf_packet) in leaf.iter().enumerate() {
-                    visit_closest(&packet, shapes, leaf_packet, (first + i) as u32, lanes, &mut closest);
+                for (i, leaf) in bvh.leaf_packets(node).iter().enumerate() {
+                    visit_closest(&packet, shapes, leaf, node.index + i as u32, lanes, &mut closest);
                 }
             } else {
                 next = descend(&packet, &bvh.nodes[node.index as usize], lanes, closest.t, &mut stack);
@@ -494,11 +492,9 @@ mod avx512 {
         lanes: Mask,
         closest: &mut ClosestLanes,
     ) {
-        for slot in 0..PACKET {
-            if leaf.id[slot] != u32::MAX && leaf.analytic & (1 << slot) == 0 {
-                let hits = packet.intersect_triangle(&leaf.triangles, slot, closest.t);
-                closest.update(&hits, lanes, leaf.id[slot], index * PACKET as u32 + slot as u32);
-            }
+        for slot in set_bits(leaf.triangle_slots()) {
+            let hits = packet.intersect_triangle(&leaf.triangles, slot, closest.t);
+            closest.update(&hits, lanes, leaf.id[slot], index * PACKET as u32 + slot as u32);
         }
         if leaf.analytic != 0 {
             let mut each = closest.to_arrays();
@@ -575,13 +571,10 @@ mod avx512 {
                     }
                 }
             } else if node.count > 0 {
-                let first = node.index as usize;
-                for leaf in &bvh.packets[first..first + (node.count as usize).div_ceil(PACKET)] {
+                for leaf in bvh.leaf_packets(node) {
                     let mut found: Mask = 0;
-                    for slot in 0..PACKET {
-                        if leaf.id[slot] != u32::MAX && leaf.analytic & (1 << slot) == 0 {
-                            found |= packet.intersect_triangle(&leaf.triangles, slot, maxt).hit;
-                        }
+                    for slot in set_bits(leaf.triangle_slots()) {
+                        found |= packet.intersect_triangle(&leaf.triangles, slot, maxt).hit;
                     }
                     for slot in set_bits(leaf.analytic) {
                         for l in set_bits(u32::from(lanes & !found)) {

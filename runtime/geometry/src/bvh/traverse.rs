@@ -18,7 +18,7 @@ use super::{Bvh, LeafPacket, Node, NodeRef, ANALYTIC, MAX_DEPTH, WIDTH};
 use crate::interaction::Hit;
 use crate::math::{Ray, Vec2, Vec3};
 use crate::shape::Shape;
-use crate::triangle::{intersect_packet, RayShear, PACKET};
+use crate::triangle::{intersect_packet, RayShear};
 
 /// 1 + 2γ₃ with γₙ = nε/(1 − nε), ε = 2⁻²⁴ (pbrt's error bound for the slab test).
 pub(super) const ROBUST_FAR_SCALE: f32 = 1.0 + 2.0 * (3.0 * EPS / (1.0 - 3.0 * EPS));
@@ -198,9 +198,7 @@ impl Bvh {
         let mut current = start;
         loop {
             if current.count > 0 {
-                let first = current.index as usize;
-                let packets = &self.packets[first..first + (current.count as usize).div_ceil(PACKET)];
-                let (new_maxt, stop) = visit_leaf(first, packets, &shear, maxt);
+                let (new_maxt, stop) = visit_leaf(current.index as usize, self.leaf_packets(current), &shear, maxt);
                 if stop {
                     return;
                 }
