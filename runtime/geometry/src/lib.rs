@@ -9,14 +9,14 @@
 //! - `shape`: [`TriangleMesh`], [`Sphere`], [`Disk`], the `rectangle` and `cube` generators.
 //! - `io`: the OBJ and PLY loaders, which produce [`MeshData`].
 //! - `triangle`: the watertight ray/triangle test; `bvh`: build and traversal.
-//! - `interaction`, `sampling`: hits, surface interactions, area sampling; `interaction4`: the
-//!   surface interactions of four hits at once, for the runtime's lane groups.
+//! - `interaction`, `sampling`: hits, surface interactions, area sampling; `interaction_lanes`:
+//!   the surface interactions of a lane group's hits at once, for the runtime.
 
 mod bvh;
 mod error;
 mod geometry;
 mod interaction;
-mod interaction4;
+mod interaction_lanes;
 pub mod io;
 pub mod math;
 mod sampling;
@@ -27,7 +27,7 @@ pub use bvh::{BvhStatistics, RayPacket, ANY_HIT_PACKET_MIN_RAYS, CLOSEST_HIT_PAC
 pub use error::GeometryError;
 pub use geometry::Geometry;
 pub use interaction::{Hit, PrimitiveHit, SurfaceInteraction};
-pub use interaction4::SurfaceInteraction4;
+pub use interaction_lanes::SurfaceInteractions;
 pub use math::{Aabb, Frame, Ray, Transform};
 pub use sampling::{
     square_to_uniform_disk_concentric, square_to_uniform_sphere, square_to_uniform_triangle, DiscreteDistribution,

@@ -10,7 +10,7 @@ use common::{assert_close, assert_vec2_close, assert_vec3_close, Rng};
 use drs_geometry::math::{Mat4, Quat, Vec2, Vec3};
 use drs_geometry::{
     cube, cube_data, rectangle, Disk, Geometry, MeshData, MeshOptions, Ray, Shape, Sphere, SurfaceInteraction,
-    SurfaceInteraction4, Transform, TriangleMesh,
+    SurfaceInteractions, Transform, TriangleMesh,
 };
 
 fn transform(matrix: Mat4) -> Transform {
@@ -321,12 +321,12 @@ fn interaction_bits(si: &SurfaceInteraction) -> Vec<u32> {
     floats.map(f32::to_bits).chain([si.shape_index, si.prim_index]).collect()
 }
 
-/// `Geometry::surface_interactions` (four lanes at once) equals `surface_interaction` lane by
-/// lane, bit for bit, on every kind of shape: meshes with vertex normals, face normals, uvs,
+/// `Geometry::surface_interactions` (1, 4, 8 and 16 lanes at once, the last two with AVX-512
+/// where the processor has it) equals `surface_interaction` lane by lane, bit for bit, on every kind of shape: meshes with vertex normals, face normals, uvs,
 /// degenerate uvs (which fall back to `coordinate_system`) and mirrored transforms, spheres
 /// and disks, with lanes that missed in between.
 #[test]
-fn four_lane_interactions_equal_the_scalar_ones_bit_for_bit() {
+fn interactions_of_lanes_equal_the_scalar_ones_bit_for_bit() {
     let mut rng = Rng::new(0x5EED_4A11);
     let mirrored =
         transform(Mat4::from_translation(Vec3::new(0.0, 0.0, 6.0)) * Mat4::from_scale(Vec3::new(-2.0, 1.5, 1.0)));
@@ -355,24 +355,38 @@ fn four_lane_interactions_equal_the_scalar_ones_bit_for_bit() {
         Disk::new(&transform(Mat4::from_translation(Vec3::new(0.0, 6.0, -3.0))), false).unwrap().into(),
     ];
     let geometry = Geometry::new(shapes).unwrap();
+    for (hits, misses) in [
+        check_interaction_lanes::<1>(&geometry, &mut rng, 8000),
+        check_interaction_lanes::<4>(&geometry, &mut rng, 2000),
+        check_interaction_lanes::<8>(&geometry, &mut rng, 1000),
+        check_interaction_lanes::<16>(&geometry, &mut rng, 500),
+    ] {
+        assert!(hits > 2000 && misses > 500, "{hits} hits, {misses} misses");
+    }
+}
+
+/// Traces `groups` groups of `L` random rays through `geometry` and checks that
+/// `surface_interactions` gives every lane's interaction bit for bit as `surface_interaction`
+/// does. Returns the number of hits and misses seen.
+fn check_interaction_lanes<const L: usize>(geometry: &Geometry, rng: &mut Rng, groups: usize) -> (usize, usize) {
     let (mut hits_seen, mut misses_seen) = (0, 0);
-    for _ in 0..2000 {
-        let rays: [Ray; 4] = std::array::from_fn(|_| {
+    for _ in 0..groups {
+        let rays: [Ray; L] = std::array::from_fn(|_| {
             let o = rng.vec3_in(-12.0, 12.0);
             let target = rng.vec3_in(-7.0, 7.0);
             Ray::new(o, (target - o) * rng.range(0.2, 3.0))
         });
         let hits = rays.each_ref().map(|ray| geometry.intersect(ray));
-        let mut quad = SurfaceInteraction4::default();
-        geometry.surface_interactions(&rays, &hits, &mut quad);
+        let mut lanes = SurfaceInteractions::<L>::default();
+        geometry.surface_interactions(&rays, &hits, &mut lanes);
         for (lane, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
             match hit {
                 Some(hit) => {
                     let expected = geometry.surface_interaction(ray, hit);
                     assert_eq!(
-                        interaction_bits(&quad.lane(lane)),
+                        interaction_bits(&lanes.lane(lane)),
                         interaction_bits(&expected),
-                        "lane {lane} of {rays:?}"
+                        "lane {lane} of {L}, {rays:?}"
                     );
                     hits_seen += 1;
                 }
@@ -380,5 +394,5 @@ fn four_lane_interactions_equal_the_scalar_ones_bit_for_bit() {
             }
         }
     }
-    assert!(hits_seen > 2000 && misses_seen > 500, "{hits_seen} hits, {misses_seen} misses");
+    (hits_seen, misses_seen)
 }

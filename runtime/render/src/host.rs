@@ -5,22 +5,22 @@
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
 //! patterns and returns that lane's results (most through
 //! [`drs_cranelift::LaneGroup::map_lanes`]; the ray tests with a full enough group's rays
-//! traced together, then the intersection's surface interactions four lanes at once through
-//! [`drs_cranelift::LaneGroup::map_quads`], so that they are computed with vector
-//! instructions; the rarely called ones one lane at a time through `Externs::bind`). Struct
-//! results are written in the field order of their `.drs` declaration, which binding checks
-//! by field name: a stdlib whose struct fields are reordered fails to bind instead of getting
-//! scrambled results. Handles out of range give the null answer; nothing here panics on
-//! kernel input.
+//! traced together, then the intersection's surface interactions of the whole group computed
+//! with vector instructions and written in place through
+//! [`drs_cranelift::LaneGroup::write_results`]; the rarely called ones one lane at a time
+//! through `Externs::bind`). Struct results are written in the field order of their `.drs`
+//! declaration, which binding checks by field name: a stdlib whose struct fields are reordered
+//! fails to bind instead of getting scrambled results. Handles out of range give the null
+//! answer; nothing here panics on kernel input.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, LaneGroup, Quad};
+use drs_cranelift::{Externs, LaneGroup};
 use drs_film::SampleStream;
 use drs_geometry::math::{Vec2, Vec3};
 use drs_geometry::{
-    Hit, Ray, RayPacket, SurfaceInteraction, SurfaceInteraction4, ANY_HIT_PACKET_MIN_RAYS, CLOSEST_HIT_PACKET_MIN_RAYS,
+    Ray, RayPacket, SurfaceInteraction, SurfaceInteractions, ANY_HIT_PACKET_MIN_RAYS, CLOSEST_HIT_PACKET_MIN_RAYS,
     PACKET_RAYS,
 };
 use drs_lower::{FnLayout, LoweredProgram};
@@ -52,7 +52,7 @@ fn derive_stream(streams: &mut Vec<SampleStream>, handle: u32, derive: impl Fn(&
 }
 
 /// Fields of `SurfaceInteraction` (stdlib/types.drs) in declaration order, in which
-/// [`intersect_quad`] fills them: first the columns of [`SurfaceInteraction4`] in its field order.
+/// [`intersect_lanes`] fills them: first the columns of [`SurfaceInteractions`] in its field order.
 const SI_FIELDS: [&str; 33] = [
     "t",
     "p.x",
@@ -152,38 +152,53 @@ fn group_rays(g: &LaneGroup) -> RayPacket {
     rays
 }
 
-/// `Scene::intersect` for a lane group. A group with all 16 lanes active has its rays
-/// traced together ([`drs_geometry::Geometry::intersect_packet`]); then the surface
-/// interactions are computed four lanes at a time ([`intersect_quad`]).
+/// `Scene::intersect` for a lane group ([`intersect_lanes`] at the group's width).
 fn intersect_group(scene: &SceneGeometry, g: &mut LaneGroup) {
-    if g.active().count_ones() < CLOSEST_HIT_PACKET_MIN_RAYS {
-        g.map_quads(|quad| intersect_quad(scene, quad, None));
-        return;
+    match g.lanes() {
+        1 => intersect_lanes::<1>(scene, g),
+        4 => intersect_lanes::<4>(scene, g),
+        8 => intersect_lanes::<8>(scene, g),
+        16 => intersect_lanes::<16>(scene, g),
+        lanes => panic!("a group of {lanes} lanes: compiled code calls with 1, 4, 8 or 16"),
     }
-    let mut hits = [None; PACKET_RAYS];
-    scene.geometry.intersect_packet(&group_rays(g), g.active(), &mut hits);
-    g.map_quads(|quad| intersect_quad(scene, quad, Some(&hits)));
 }
 
-/// `Scene::intersect`'s results for the four lanes of `quad`: their closest hits (taken from
-/// the group's `group_hits` where it has been traced as a packet), their surface interactions
-/// computed together and written in place as the fields of `SurfaceInteraction` in
-/// declaration order ([`SI_FIELDS`], which starts with the columns of [`SurfaceInteraction4`]).
-fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad, group_hits: Option<&[Option<Hit>; PACKET_RAYS]>) {
-    let arg = |p: usize| quad.arg(1 + p).map(f);
-    let (o, d, maxt, time) = ([arg(0), arg(1), arg(2)], [arg(3), arg(4), arg(5)], arg(6), quad.arg(8));
-    let lane_vec3 = |c: &[[f32; 4]; 3], l: usize| Vec3::new(c[0][l], c[1][l], c[2][l]);
-    let rays: [Ray; 4] = std::array::from_fn(|l| Ray::with_maxt(lane_vec3(&o, l), lane_vec3(&d, l), maxt[l]));
-    let active = quad.active();
-    let first = quad.first_lane();
-    let hits = std::array::from_fn(|l| match group_hits {
-        _ if active & (1 << l) == 0 => None,
-        Some(group_hits) => group_hits[first + l],
-        None => scene.geometry.intersect(&rays[l]),
-    });
-    quad.write_columns(0, |columns: &mut [[u32; 4]; SI_FIELDS.len()]| {
+/// `Scene::intersect`'s results for a group of `L` lanes: the closest hits (a group of 16
+/// lanes, all active, traced together as a packet by
+/// [`drs_geometry::Geometry::intersect_packet`], otherwise ray by ray), then their surface
+/// interactions computed together and written in place as the fields of `SurfaceInteraction`
+/// in declaration order ([`SI_FIELDS`], which starts with the columns of
+/// [`SurfaceInteractions`]).
+// Out of line, each width in a function of its own: inlined into `intersect_group`, all four
+// widths' code in one function, Cranelift's four lanes rendered a few per cent slower.
+#[inline(never)]
+fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup) {
+    let active = g.active();
+    let column = |param: usize| -> [f32; L] {
+        let bits: &[u32; L] = g.arg_lanes(param).try_into().expect("a group of L lanes");
+        bits.map(f)
+    };
+    let (o, d, maxt) = ([column(1), column(2), column(3)], [column(4), column(5), column(6)], column(7));
+    let mut time = [0; L];
+    time.copy_from_slice(g.arg_lanes(8));
+    let mut rays = [Ray::with_maxt(Vec3::ZERO, Vec3::ZERO, 0.0); L];
+    for (l, ray) in rays.iter_mut().enumerate() {
+        let lane_vec3 = |c: &[[f32; L]; 3]| Vec3::new(c[0][l], c[1][l], c[2][l]);
+        *ray = Ray::with_maxt(lane_vec3(&o), lane_vec3(&d), maxt[l]);
+    }
+    let mut hits = [None; L];
+    if L == PACKET_RAYS && active.count_ones() >= CLOSEST_HIT_PACKET_MIN_RAYS {
+        let mut packet_hits = [None; PACKET_RAYS];
+        scene.geometry.intersect_packet(&group_rays(g), active, &mut packet_hits);
+        hits.copy_from_slice(&packet_hits[..L]);
+    } else {
+        for lane in g.active_lanes() {
+            hits[lane] = scene.geometry.intersect(&rays[lane]);
+        }
+    }
+    g.write_results(|columns: &mut [[u32; L]; SI_FIELDS.len()]| {
         let [interactions @ .., time_column, bsdf, emitter, valid] = columns;
-        let si = SurfaceInteraction4::from_columns_mut(interactions);
+        let si = SurfaceInteractions::from_columns_mut(interactions);
         scene.geometry.surface_interactions(&rays, &hits, si);
         *time_column = time;
         for (lane, hit) in hits.iter().enumerate() {
@@ -194,6 +209,7 @@ fn intersect_quad(scene: &SceneGeometry, quad: &mut Quad, group_hits: Option<&[O
                     emitter[lane] = scene.shape_emitters.get(shape).copied().unwrap_or(NULL_HANDLE);
                     valid[lane] = 1;
                 }
+                None if active & (1 << lane) == 0 => {}
                 None => {
                     // Mitsuba's miss: t = inf, wi = -d in world space, the environment as emitter.
                     let ray = &rays[lane];
@@ -307,11 +323,11 @@ mod tests {
         assert_eq!(missing.message, "not declared by the stdlib");
     }
 
-    /// `intersect_quad` writes a `SurfaceInteraction4` straight into the first columns of the
+    /// `intersect_lanes` writes `SurfaceInteractions` straight into the first columns of the
     /// result, so its fields must lie in the order of the first `SI_FIELDS`.
     #[test]
     fn surface_interaction_columns_are_the_first_si_fields() {
-        let mut columns = [[0u32; 4]; SurfaceInteraction4::COLUMNS];
+        let mut columns = [[0u32; 4]; SurfaceInteractions::<4>::COLUMNS];
         let vec3 = |first: f32| Vec3::new(first, first + 1.0, first + 2.0);
         let si = SurfaceInteraction {
             t: 1.0,
@@ -325,12 +341,12 @@ mod tests {
             shape_index: 28,
             prim_index: 29,
         };
-        SurfaceInteraction4::from_columns_mut(&mut columns).set_lane(2, &si);
+        SurfaceInteractions::from_columns_mut(&mut columns).set_lane(2, &si);
         let written: Vec<u32> = columns.iter().map(|column| column[2]).collect();
         let expected: Vec<u32> = (1..=27).map(|i| (i as f32).to_bits()).chain([28, 29]).collect();
         assert_eq!(written, expected);
         assert_eq!(
-            SI_FIELDS[SurfaceInteraction4::COLUMNS - 3..SurfaceInteraction4::COLUMNS],
+            SI_FIELDS[SurfaceInteractions::<4>::COLUMNS - 3..SurfaceInteractions::<4>::COLUMNS],
             ["wi.z", "shape_id", "prim_index"]
         );
     }

@@ -224,130 +224,21 @@ impl LaneGroup<'_> {
         self.defined = true;
     }
 
-    /// Runs `f` on the group four lanes at a time, for host functions that compute four lanes
-    /// with vector instructions: once for a group of 4 lanes, twice for 8 and four times for
-    /// 16 (skipping quads without active lanes), and once for a scalar call, whose [`Quad`]
-    /// repeats lane 0's arguments in all four lanes and keeps only lane 0's results. Results
-    /// that `f` does not set are zero.
+    /// Has `write` set every result of every lane in place, one column of `L` lanes per result,
+    /// for host functions that compute the whole group with vector instructions.
     ///
     /// # Panics
-    /// If the extern has more than 64 results, or the group another lane count than compiled
-    /// code uses (1, 4, 8 or 16); the trampoline reports either as [`Error::ExternPanicked`].
-    pub fn map_quads(&mut self, mut f: impl FnMut(&mut Quad<'_>)) {
-        let lanes = self.lanes;
-        let firsts: &[usize] = match lanes {
-            1 | 4 => &[0],
-            8 => &[0, 4],
-            16 => &[0, 4, 8, 12],
-            _ => panic!("a group of {lanes} lanes: compiled code calls with 1, 4, 8 or 16"),
-        };
-        let results = self.results.len() / lanes;
-        assert!(results <= 64, "map_quads handles externs of up to 64 results, this one has {results}");
-        for &first in firsts {
-            let active = (self.active >> first) & 0b1111;
-            if active == 0 {
-                continue;
-            }
-            let mut quad = Quad { args: self.args, results: &mut *self.results, lanes, first, active, written: 0 };
-            f(&mut quad);
-            let mut unset = !quad.written & u64::MAX.checked_shr(64 - results as u32).unwrap_or(0);
-            while unset != 0 {
-                quad.set(unset.trailing_zeros() as usize, [0; 4]);
-                unset &= unset - 1;
-            }
-        }
+    /// If the group does not have `L` lanes or the extern not `R` results; the trampoline
+    /// reports either as [`Error::ExternPanicked`].
+    #[inline]
+    pub fn write_results<const L: usize, const R: usize>(&mut self, write: impl FnOnce(&mut [[u32; L]; R])) {
+        assert_eq!(self.lanes, L, "write_results for {L} lanes in a group of {}", self.lanes);
+        let results = self.results.len() / L;
+        let (columns, _) = self.results.as_chunks_mut::<L>();
+        let columns: &mut [[u32; L]; R] =
+            columns.try_into().unwrap_or_else(|_| panic!("write_results writes {R} results, the extern has {results}"));
+        write(columns);
         self.defined = true;
-    }
-}
-
-/// Four lanes of a [`LaneGroup`] (see [`LaneGroup::map_quads`]): their arguments and results
-/// as arrays of four, which vector code loads and stores whole.
-pub struct Quad<'a> {
-    args: &'a [u32],
-    results: &'a mut [u32],
-    /// Lanes of the group, and the group's lane in this quad's lane 0.
-    lanes: usize,
-    first: usize,
-    active: u32,
-    /// Bit `r` is set once result `r` is.
-    written: u64,
-}
-
-impl Quad<'_> {
-    /// The group's lane that is this quad's lane 0.
-    pub fn first_lane(&self) -> usize {
-        self.first
-    }
-
-    /// The lanes that run (bit `l` for lane `l` of the quad); the others' results are ignored.
-    pub fn active(&self) -> u32 {
-        self.active
-    }
-
-    /// Parameter `param` of the four lanes, as u32 bits.
-    #[inline]
-    pub fn arg(&self, param: usize) -> [u32; 4] {
-        let at = param * self.lanes + self.first;
-        if self.lanes == 1 {
-            [self.args[at]; 4]
-        } else {
-            self.args[at..at + 4].try_into().expect("four lanes")
-        }
-    }
-
-    /// Sets result `result` of the four lanes to `values`.
-    #[inline]
-    pub fn set(&mut self, result: usize, values: [u32; 4]) {
-        self.set_columns(result, &[values]);
-    }
-
-    /// Has `write` set results `first..first + N` of the four lanes, one column of four per
-    /// result: in place for a group of four lanes, through a copy otherwise. (For many results,
-    /// writing them in place saves a copy of all of them over [`Quad::set_columns`].)
-    ///
-    /// # Panics
-    /// If the extern has fewer than `first + N` results.
-    #[inline]
-    pub fn write_columns<const N: usize>(&mut self, first: usize, write: impl FnOnce(&mut [[u32; 4]; N])) {
-        if self.lanes != 4 {
-            let mut columns = [[0; 4]; N];
-            write(&mut columns);
-            self.set_columns(first, &columns);
-            return;
-        }
-        let (columns, _) = self.results[first * 4..(first + N) * 4].as_chunks_mut::<4>();
-        write(columns.try_into().expect("N columns"));
-        let set = u64::MAX.checked_shr(64 - N as u32).unwrap_or(0);
-        self.written |= set.checked_shl(first as u32).unwrap_or(0);
-    }
-
-    /// Sets results `first..first + columns.len()` of the four lanes, one column of four per
-    /// result. For a group of four lanes, whose results sit column after column, this is one
-    /// copy: an extern with many results (a surface interaction has 33) should write them
-    /// all with one call rather than with [`Quad::set`] each.
-    #[inline]
-    pub fn set_columns(&mut self, first: usize, columns: &[[u32; 4]]) {
-        let end = first + columns.len();
-        match self.lanes {
-            4 => {
-                debug_assert_eq!(self.first, 0, "map_quads runs a group of four lanes as one quad");
-                self.results[first * 4..end * 4].copy_from_slice(columns.as_flattened());
-            }
-            1 => {
-                for (result, column) in self.results[first..end].iter_mut().zip(columns) {
-                    *result = column[0];
-                }
-            }
-            lanes => {
-                let rows = self.results[first * lanes..end * lanes].chunks_exact_mut(lanes);
-                for (row, column) in rows.zip(columns) {
-                    row[self.first..self.first + 4].copy_from_slice(column);
-                }
-            }
-        }
-        // (The copy above has checked that these results exist; map_quads allows at most 64.)
-        let set = u64::MAX.checked_shr(64 - columns.len() as u32).unwrap_or(0);
-        self.written |= set.checked_shl(first as u32).unwrap_or(0);
     }
 }
 

@@ -93,7 +93,7 @@ pub mod refill;
 pub mod uniform;
 
 pub use crate::object::ObjectFunction;
-pub use abi::{Buffer, Context, EntryFn, ExternEntry, LaneGroup, Quad, RawExternFn};
+pub use abi::{Buffer, Context, EntryFn, ExternEntry, LaneGroup, RawExternFn};
 pub use artifact::{native_code_for_artifact, native_for_host, prepare_artifact_module};
 pub use cache::{CacheKey, CacheStats, KernelCache, CACHE_FORMAT_VERSION};
 pub use native::{NativeModule, Target, NATIVE_CODE_SUPPORTED, NATIVE_FORMAT_VERSION};

@@ -2,7 +2,7 @@
 // module is the harness with their code generator).
 
 use common::{check, Host};
-use drs_cranelift::{Buffer, Error, Lanes, Options};
+use drs_cranelift::{Buffer, Error, LaneGroup, Lanes, Options};
 use drs_ir::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -562,9 +562,8 @@ fn extern_calls_per_active_lane() {
 
 /// A group closure sees one call per lane group with the active lanes of the branch it is
 /// called from, reads arguments and writes results by (index, lane), lane by lane
-/// (`map_lanes`) or four lanes at a time (`map_quads`, which zeroes results left unset; one
-/// result at a time, all with one `set_columns`, or written in place with `write_columns`), and
-/// gets the same answers as the per-lane binding.
+/// (`map_lanes`) or all lanes at once (`write_results`, columns of the group's width written in
+/// place), and gets the same answers as the per-lane binding.
 #[test]
 fn group_externs_see_the_active_lanes_of_a_group() {
     let mut m = Module {
@@ -607,11 +606,9 @@ fn group_externs_see_the_active_lanes_of_a_group() {
     enum Style {
         Indexed,
         ByLane,
-        ByQuad,
-        ByColumns,
-        InPlace,
+        WholeGroup,
     }
-    let styles = [Style::Indexed, Style::ByLane, Style::ByQuad, Style::ByColumns, Style::InPlace];
+    let styles = [Style::Indexed, Style::ByLane, Style::WholeGroup];
     for (mode, style) in common::MODES.iter().copied().flat_map(|mode| styles.map(|s| (mode, s))) {
         let jit = common::compile_jit(&m, &Options::new(mode)).unwrap();
         let k = jit.function("grouped").unwrap();
@@ -628,23 +625,14 @@ fn group_externs_see_the_active_lanes_of_a_group() {
                         affine(x, k, flag)
                     })
                 }
-                Style::ByQuad | Style::ByColumns | Style::InPlace => {
-                    return g.map_quads(|q| {
-                        r.fetch_add(q.active().count_ones(), Ordering::Relaxed);
-                        let [x, k, flag] = [0, 1, 2].map(|p| q.arg(p));
-                        let out: [[u32; 2]; 4] = std::array::from_fn(|l| affine(x[l], k[l], flag[l]));
-                        let columns = [out.map(|o| o[0]), out.map(|o| o[1])];
-                        match style {
-                            Style::ByColumns => return q.set_columns(0, &columns),
-                            Style::InPlace => return q.write_columns(0, |c: &mut [[u32; 4]; 2]| *c = columns),
-                            _ => {}
-                        }
-                        q.set(0, columns[0]);
-                        // All-zero flags are left to the zeroing of unset results.
-                        if columns[1] != [0; 4] {
-                            q.set(1, columns[1]);
-                        }
-                    });
+                Style::WholeGroup => {
+                    r.fetch_add(g.active().count_ones(), Ordering::Relaxed);
+                    return match g.lanes() {
+                        1 => whole_group::<1>(g, affine),
+                        4 => whole_group::<4>(g, affine),
+                        8 => whole_group::<8>(g, affine),
+                        lanes => panic!("a group of {lanes} lanes"),
+                    };
                 }
                 Style::Indexed => {}
             }
@@ -668,6 +656,17 @@ fn group_externs_see_the_active_lanes_of_a_group() {
         let groups = calls.load(Ordering::Relaxed) as usize;
         assert!(groups <= n.div_ceil(mode.count()), "{mode:?} {style:?}: {groups} calls for {n} lanes");
     }
+}
+
+/// `f` of every lane of a group of `L` lanes, inactive ones included, written with
+/// `write_results`.
+fn whole_group<const L: usize>(g: &mut LaneGroup, f: impl Fn(u32, u32, u32) -> [u32; 2]) {
+    let [x, k, flag]: [[u32; L]; 3] = [0, 1, 2].map(|p| g.arg_lanes(p).try_into().unwrap());
+    g.write_results(|columns: &mut [[u32; L]; 2]| {
+        for l in 0..L {
+            [columns[0][l], columns[1][l]] = f(x[l], k[l], flag[l]);
+        }
+    });
 }
 
 #[test]
@@ -795,8 +794,12 @@ fn errors_are_values() {
     let mut ext = jit.externs();
     ext.bind_group("host", |g| g.map_lanes(|[x]| [x, 0])).unwrap();
     assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
+    // One that writes columns of another width, or more columns than the extern has results.
     let mut ext = jit.externs();
-    ext.bind_group("host", |g| g.map_quads(|q| q.set(1, [0; 4]))).unwrap();
+    ext.bind_group("host", |g| g.write_results(|_: &mut [[u32; 8]; 1]| {})).unwrap();
+    assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
+    let mut ext = jit.externs();
+    ext.bind_group("host", |g| g.write_results(|_: &mut [[u32; 4]; 2]| {})).unwrap();
     assert!(matches!(k.call(&[1, 2, 3, 4], &mut out, &[], &ext), Err(Error::ExternPanicked(n)) if n == "host"));
 }
 
