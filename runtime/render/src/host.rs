@@ -188,8 +188,14 @@ fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup) {
     }
     let mut hits = [None; L];
     if L == PACKET_RAYS && active.count_ones() >= CLOSEST_HIT_PACKET_MIN_RAYS {
+        let mut packet = RayPacket::new(PACKET_RAYS);
+        for axis in 0..3 {
+            packet.o[axis].copy_from_slice(&o[axis]);
+            packet.d[axis].copy_from_slice(&d[axis]);
+        }
+        packet.maxt.copy_from_slice(&maxt);
         let mut packet_hits = [None; PACKET_RAYS];
-        scene.geometry.intersect_packet(&group_rays(g), active, &mut packet_hits);
+        scene.geometry.intersect_packet(&packet, active, &mut packet_hits);
         hits.copy_from_slice(&packet_hits[..L]);
     } else {
         for lane in g.active_lanes() {
