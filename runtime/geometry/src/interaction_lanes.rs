@@ -437,7 +437,7 @@ impl<const L: usize> TriangleLanes<L> {
     }
 
     /// `TriangleMesh::surface_interaction` and `shading_frame` for all lanes at once; both
-    /// sides of each branch are computed and blended.
+    /// sides of each branch are computed and blended, unless no lane takes one of them.
     #[inline(always)]
     fn interactions(&self, out: &mut SurfaceInteractions<L>) {
         let (has_normals, has_uvs) = (self.has_normals, self.has_uvs);

@@ -224,8 +224,10 @@ impl LaneGroup<'_> {
         self.defined = true;
     }
 
-    /// Has `write` set every result of every lane in place, one column of `L` lanes per result,
-    /// for host functions that compute the whole group with vector instructions.
+    /// Lends `write` the result columns, one column of `L` lanes per result, for host functions
+    /// that compute the whole group with vector instructions and write it in place. The columns
+    /// hold unspecified values when `write` starts: it must set every result of every active
+    /// lane (inactive lanes' are ignored).
     ///
     /// # Panics
     /// If the group does not have `L` lanes or the extern not `R` results; the trampoline
