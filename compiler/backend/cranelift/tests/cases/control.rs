@@ -563,7 +563,8 @@ fn extern_calls_per_active_lane() {
 /// A group closure sees one call per lane group with the active lanes of the branch it is
 /// called from, reads arguments and writes results by (index, lane), lane by lane
 /// (`map_lanes`) or all lanes at once (`write_results`, columns of the group's width written in
-/// place), and gets the same answers as the per-lane binding.
+/// place; the LLVM backend runs these cases at 16 lanes too), and gets the same answers as the
+/// per-lane binding.
 #[test]
 fn group_externs_see_the_active_lanes_of_a_group() {
     let mut m = Module {
@@ -631,6 +632,7 @@ fn group_externs_see_the_active_lanes_of_a_group() {
                         1 => whole_group::<1>(g, affine),
                         4 => whole_group::<4>(g, affine),
                         8 => whole_group::<8>(g, affine),
+                        16 => whole_group::<16>(g, affine),
                         lanes => panic!("a group of {lanes} lanes"),
                     };
                 }
