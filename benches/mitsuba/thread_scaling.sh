@@ -8,8 +8,10 @@
 #
 # Environment: THREADS (list, default powers of two up to nproc, and nproc), RES (256), SPP (64),
 # REPEAT (renders per thread count and renderer, default 3; the best counts), DRSC (a drsc binary
-# instead of building the release one), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools),
-# MITSUBA_PY (a Python that imports mitsuba; when set, the peer tools are not used).
+# instead of building the release one), DRSC_ARGS (more arguments of `drsc render`, e.g.
+# `--backend llvm --lanes 16` with a DRSC built with `--features llvm`), DRS_PEER_TOOLS (Mitsuba
+# tools, default ../shared/tools), MITSUBA_PY (a Python that imports mitsuba; when set, the peer
+# tools are not used).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,17 +44,17 @@ mkdir -p "$out"
 
 echo "machine: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
   "drs commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "scene: lang-examples/cornell_box.xml, ${res}x${res}, $spp spp, max_depth 8, best of $repeat"
+echo "scene: lang-examples/cornell_box.xml, ${res}x${res}, $spp spp, max_depth 8, best of $repeat${DRSC_ARGS:+, drsc $DRSC_ARGS}"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # drsc first (its kernel cache warm after the first render), then Mitsuba in one process.
 "$DRSC" render "$scene" -o "$out/scaling_drs.exr" --spp 1 --threads 1 -D "resx=$res" -D "resy=$res" \
-  -D max_depth=8 --quiet >/dev/null || fail "drsc render failed"
+  -D max_depth=8 --quiet ${DRSC_ARGS:-} >/dev/null || fail "drsc render failed"
 for t in "${threads[@]}"; do
   for run in $(seq "$repeat"); do
     line=$("$DRSC" render "$scene" -o "$out/scaling_drs.exr" --spp "$spp" --seed "$((run - 1))" --threads "$t" \
-      -D "resx=$res" -D "resy=$res" -D max_depth=8 --quiet | tail -n 1)
+      -D "resx=$res" -D "resy=$res" -D max_depth=8 --quiet ${DRSC_ARGS:-} | tail -n 1)
     [[ $line == "drsc render: "* ]] || fail "drsc render did not end with its timing line: $line"
     echo "drsc threads $t render: $(cut -d' ' -f3 <<<"$line") s" | tee -a "$log"
   done

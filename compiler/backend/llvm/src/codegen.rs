@@ -46,11 +46,10 @@ struct Types {
     i32: LLVMTypeRef,
     i64: LLVMTypeRef,
     ptr: LLVMTypeRef,
-    /// `<W x float>`, `<W x i32>`, `<W x i1>`, `<W x i64>`, `<W x ptr>`.
+    /// `<W x float>`, `<W x i32>`, `<W x i1>`, `<W x ptr>`.
     f32s: LLVMTypeRef,
     i32s: LLVMTypeRef,
     mask: LLVMTypeRef,
-    i64s: LLVMTypeRef,
     ptrs: LLVMTypeRef,
     /// The integer of `W` bits a mask is bit-cast to.
     mask_bits: LLVMTypeRef,
@@ -118,7 +117,6 @@ impl<'a> Codegen<'a> {
                 f32s: lanes_of(LLVMFloatTypeInContext(c)),
                 i32s: lanes_of(i32),
                 mask: lanes_of(i1),
-                i64s: lanes_of(i64),
                 ptrs: lanes_of(ptr),
                 mask_bits: LLVMIntTypeInContext(c, lanes),
             };
@@ -245,8 +243,7 @@ impl<'a> Codegen<'a> {
 
     /// `<0, 1, ..., W-1>`, or each lane's bit `<1, 2, 4, ...>`.
     unsafe fn lane_vector(&self, bits: bool) -> LLVMValueRef {
-        let lane =
-            |l: u32| if bits { LLVMConstInt(self.t.i32, 1 << l, 0) } else { LLVMConstInt(self.t.i64, l as u64, 0) };
+        let lane = |l: u32| LLVMConstInt(self.t.i32, if bits { 1 << l } else { u64::from(l) }, 0);
         if self.lanes == 1 {
             return lane(0);
         }
@@ -325,14 +322,23 @@ impl<'a> Codegen<'a> {
         LLVMSetAlignment(store, 4);
     }
 
-    /// `&base[index]` for every lane, `base` a pointer to u32s and `index` `<W x i64>`.
+    /// `&base[index]` for every lane, `base` a pointer to u32s and `index` `<W x i32>` read as
+    /// unsigned.
+    ///
+    /// The indices stay 32-bit so that an AVX-512 gather takes all 16 lanes in one instruction:
+    /// with 64-bit indices LLVM splits each into two 8-lane gathers. A gather's 32-bit indices
+    /// are signed, so the pointers are based 2^31 elements past `base` and the indices biased by
+    /// -2^31 (their top bit flipped): every u32 index reaches its element.
     unsafe fn element_pointers(&self, base: LLVMValueRef, index: LLVMValueRef) -> LLVMValueRef {
-        let mut indices = [index];
-        LLVMBuildGEP2(self.b(), self.t.i32, base, indices.as_mut_ptr(), 1, NO_NAME)
+        let biased = LLVMBuildXor(self.b(), index, self.i32s(1 << 31), NO_NAME);
+        let mut indices = [biased];
+        let shifted_base = self.byte_offset(base, 4 << 31);
+        LLVMBuildGEP2(self.b(), self.t.i32, shifted_base, indices.as_mut_ptr(), 1, NO_NAME)
     }
 
-    /// Loads the u32 of each lane of `mask`; other lanes are 0. Every pointer must be valid
-    /// (masked-off lanes point at element 0).
+    /// Loads the u32 of each lane of `mask`; other lanes are 0. At one lane the load is
+    /// unconditional, so the pointer must be valid even when masked off; wider gathers read
+    /// the lanes of `mask` only.
     unsafe fn gather(&self, pointers: LLVMValueRef, mask: LLVMValueRef) -> LLVMValueRef {
         if self.lanes == 1 {
             let load = LLVMBuildLoad2(self.b(), self.t.i32, pointers, NO_NAME);
@@ -741,30 +747,53 @@ impl<'a> Codegen<'a> {
     }
 
     /// Pointers to element `index` of a module buffer in every lane, and which lanes are in range
-    /// (out-of-range lanes point at element 0 and must be masked off).
+    /// (the others must be masked off: see [`Self::addressed_index`]).
     unsafe fn buffer_elements(&self, frame: &Frame, buffer: u32, index: LLVMValueRef) -> (LLVMValueRef, LLVMValueRef) {
         let b = self.b();
         let table = self.load_invariant(self.t.ptr, self.byte_offset(frame.ctx, offset_of!(Context, buffers) as u64));
         let descriptor = self.byte_offset(table, buffer as u64 * BUFFER_SIZE);
         let data = self.load_invariant(self.t.ptr, self.byte_offset(descriptor, BUFFER_PTR));
         let len = self.load_invariant(self.t.i64, self.byte_offset(descriptor, BUFFER_LEN));
-        let len = self.splat_runtime(len, self.t.i64s);
-        let index = LLVMBuildZExt(b, index, self.t.i64s, NO_NAME);
-        let in_range = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULT, index, len, NO_NAME);
-        let safe = LLVMBuildSelect(b, in_range, index, LLVMConstNull(self.t.i64s), NO_NAME);
-        (self.element_pointers(data, safe), in_range)
+        // In range: the buffer is not empty and `index <= min(len - 1, u32::MAX)`, which is
+        // exact however long the buffer is.
+        let not_empty = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntNE, len, self.i64_const(0), NO_NAME);
+        let last = LLVMBuildSub(b, len, self.i64_const(1), NO_NAME);
+        let u32_max = self.i64_const(u64::from(u32::MAX));
+        let beyond_u32 = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntUGT, last, u32_max, NO_NAME);
+        let last = LLVMBuildTrunc(b, LLVMBuildSelect(b, beyond_u32, u32_max, last, NO_NAME), self.t.i32, NO_NAME);
+        let at_most_last =
+            LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULE, index, self.splat_runtime(last, self.t.i32s), NO_NAME);
+        let in_range = LLVMBuildAnd(b, at_most_last, self.splat_runtime(not_empty, self.t.mask), NO_NAME);
+        let addressed = self.addressed_index(in_range, index);
+        (self.element_pointers(data, addressed), in_range)
+    }
+
+    /// The element index each lane addresses: `index`, except at one lane, whose load is
+    /// unconditional ([`Self::gather`]), where an index out of range becomes 0. Wider gathers
+    /// and scatters touch only their enabled lanes; a select there would also cost the one-
+    /// instruction gather, since LLVM hoists the index's widening to 64 bits above it.
+    unsafe fn addressed_index(&self, in_range: LLVMValueRef, index: LLVMValueRef) -> LLVMValueRef {
+        if self.lanes == 1 {
+            LLVMBuildSelect(self.b(), in_range, index, self.i32s(0), NO_NAME)
+        } else {
+            index
+        }
     }
 
     /// Pointers to element `index` of a local array in every lane (lane `l` of element `i` is
-    /// at `i * W + l`), and which lanes are in range.
+    /// at `i * W + l`), and which lanes are in range. (`check_module` bounds a function's local
+    /// arrays far below 2^32 slots.)
     unsafe fn local_elements(&self, frame: &Frame, array: u32, index: LLVMValueRef) -> (LLVMValueRef, LLVMValueRef) {
         let b = self.b();
         let len = frame.ir.locals[array as usize].len;
         let in_range = LLVMBuildICmp(b, LLVMIntPredicate::LLVMIntULT, index, self.i32s(len), NO_NAME);
-        let safe = LLVMBuildSelect(b, in_range, index, self.i32s(0), NO_NAME);
-        let wide = LLVMBuildZExt(b, safe, self.t.i64s, NO_NAME);
-        let lanes = self.splat(self.i64_const(self.lanes as u64));
-        let slot = LLVMBuildAdd(b, LLVMBuildMul(b, wide, lanes, NO_NAME), self.lane_vector(false), NO_NAME);
+        let addressed = self.addressed_index(in_range, index);
+        let slot = LLVMBuildAdd(
+            b,
+            LLVMBuildMul(b, addressed, self.i32s(self.lanes), NO_NAME),
+            self.lane_vector(false),
+            NO_NAME,
+        );
         (self.element_pointers(frame.locals[array as usize], slot), in_range)
     }
 

@@ -72,7 +72,7 @@ impl Codegen<'_> {
         }
         let first_carried: Vec<LLVMValueRef> = init.iter().map(|&v| frame.get(v)).collect();
         let first_per_sample: Vec<LLVMValueRef> = per_sample.iter().map(|&v| frame.get(v)).collect();
-        let first_sample = LLVMBuildTrunc(b, self.lane_vector(false), self.t.i32s, NO_NAME);
+        let first_sample = self.lane_vector(false);
         let start_end = LLVMGetInsertBlock(b);
         let header = self.block(frame, "refill_loop");
         LLVMBuildBr(b, header);
@@ -122,10 +122,8 @@ impl Codegen<'_> {
                 }
             }
         }
-        let sample64 = LLVMBuildZExt(b, sample, self.t.i64s, NO_NAME);
         for (k, (&y, &ty)) in f.body.yields.iter().zip(&f.result_types).enumerate() {
-            let offset = self.splat_runtime(LLVMBuildMul(b, io.stride, self.i64_const(k as u64), NO_NAME), self.t.i64s);
-            let pointers = self.element_pointers(io.results, LLVMBuildAdd(b, sample64, offset, NO_NAME));
+            let pointers = self.element_pointers(self.column(io.results, io.stride, k, self.i64_const(0)), sample);
             self.scatter(frame, self.value_to_bits(ty, frame.get(y)), pointers, finished);
         }
         let (new_sample, next_sample) = self.assign_samples(finished, next);
@@ -140,13 +138,11 @@ impl Codegen<'_> {
 
         // Refilled lanes: their samples' arguments, `pre`, and their first loop values.
         LLVMPositionBuilderAtEnd(b, fill);
-        let sample64 = LLVMBuildZExt(b, sample_after, self.t.i64s, NO_NAME);
         for (k, (p, ty)) in f.params.iter().zip(f.param_types()).enumerate() {
             if param_uniform.get(k) == Some(&true) {
                 continue;
             }
-            let offset = self.splat_runtime(LLVMBuildMul(b, io.stride, self.i64_const(k as u64), NO_NAME), self.t.i64s);
-            let pointers = self.element_pointers(io.args, LLVMBuildAdd(b, sample64, offset, NO_NAME));
+            let pointers = self.element_pointers(self.column(io.args, io.stride, k, self.i64_const(0)), sample_after);
             frame.set(p.value, self.value_from_bits(ty, self.gather(pointers, fresh)));
         }
         for (inst, _) in plan.pre.iter().zip(&plan.keep).filter(|(_, &k)| !k) {
