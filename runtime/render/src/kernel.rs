@@ -53,8 +53,10 @@ impl Scene {
             .methods
             .get(method)
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `{method}` method", def.name)))?;
-        // The integrator instance and the scene are the same in every lane.
-        let options = Options::new(lanes).generator(generator);
+        // The integrator instance and the scene are the same in every lane. The reverse pass
+        // adds into gradient buffers of the call's tile alone (`gradient.rs`), so its adds
+        // need not be atomic.
+        let options = Options::new(lanes).generator(generator).private_buffers(mode == EntryMode::Backward);
         let kernel = Arc::new(self.link_and_compile(sample, mode, options, &[true, true])?);
         kernels.insert((lanes, generator.name, mode), kernel.clone());
         Ok(kernel)

@@ -43,6 +43,14 @@ const HEADER_LEN: usize = 8 + 4 + 32 + 8 + 32;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheKey([u8; 32]);
 
+/// What of `options` changes the code: everything but nothing else, with the code generator's
+/// name and version.
+fn options_bytes(options: &Options) -> Vec<u8> {
+    let Options { lanes, uniform_params, entries, generator, private_buffers } = options;
+    postcard::to_allocvec(&(lanes, uniform_params, entries, private_buffers, generator.name, (generator.version)()))
+        .expect("serialisable")
+}
+
 impl CacheKey {
     /// BLAKE3 of: the cache and native code format versions, this crate's version and build
     /// (a hash of its sources and of the workspace's `Cargo.lock`, so a changed backend or
@@ -50,10 +58,7 @@ impl CacheKey {
     /// (with the code generator's name and version) and the module (postcard-encoded).
     pub fn of(module: &Module, options: &Options) -> Result<CacheKey, Error> {
         let mut h = CacheKey::hasher(b"module")?;
-        h.update(
-            &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
-        );
-        h.update(&postcard::to_allocvec(&(options.generator.name, (options.generator.version)())).expect("strings"));
+        h.update(&options_bytes(options));
         h.update(&postcard::to_allocvec(module).expect("modules are serialisable"));
         Ok(CacheKey(*h.finalize().as_bytes()))
     }
@@ -64,10 +69,7 @@ impl CacheKey {
         let mut h = CacheKey::hasher(b"prepared")?;
         h.update(&(preparation.len() as u64).to_le_bytes());
         h.update(preparation);
-        h.update(
-            &postcard::to_allocvec(&(options.lanes, &options.uniform_params, &options.entries)).expect("serialisable"),
-        );
-        h.update(&postcard::to_allocvec(&(options.generator.name, (options.generator.version)())).expect("strings"));
+        h.update(&options_bytes(options));
         h.update(&postcard::to_allocvec(source).expect("modules are serialisable"));
         Ok(CacheKey(*h.finalize().as_bytes()))
     }

@@ -145,6 +145,8 @@ pub(crate) struct Env<'a> {
     /// they are `bitselect`, which x86 lowers to three instructions when it cannot prove that
     /// the mask is all-ones or all-zeros per lane.
     pub blendv: bool,
+    /// [`crate::Options::private_buffers`]: atomic adds as plain loads and stores.
+    pub private_buffers: bool,
 }
 
 /// Namespaces of the external names that compiled code refers to (`compile.rs` turns them
@@ -1564,7 +1566,18 @@ impl<'a, 'b> Translator<'a, 'b> {
             t.b.ins().brif(ok, blk, &[], next, &[]);
             t.b.switch_to_block(blk);
             let flags = MemFlagsData::trusted();
-            if elem == Ty::F32 {
+            if t.env.private_buffers {
+                let old = t.b.ins().load(types::I32, flags, addr, 0);
+                let new = if elem == Ty::F32 {
+                    let f = t.b.ins().bitcast(types::F32, MemFlagsData::new(), old);
+                    let sum = t.b.ins().fadd(f, x);
+                    t.b.ins().bitcast(types::I32, MemFlagsData::new(), sum)
+                } else {
+                    t.b.ins().iadd(old, x)
+                };
+                t.b.ins().store(flags, new, addr, 0);
+                t.b.ins().jump(next, &[]);
+            } else if elem == Ty::F32 {
                 // Compare-and-swap loop on the bits.
                 let old = t.b.ins().atomic_load(types::I32, flags, addr);
                 let retry = t.b.create_block();

@@ -162,6 +162,12 @@ pub struct Options {
     pub entries: Option<BTreeSet<String>>,
     /// Who makes the code: [`CodeGenerator::CRANELIFT`] unless another is chosen.
     pub generator: CodeGenerator,
+    /// The caller guarantees that no other thread reads or writes the buffers a call adds to
+    /// while the call runs (the runtime's gradient kernels add into buffers of their own tile).
+    /// Atomic adds then compile to a plain load, add and store per lane, in lane order as the
+    /// atomic ones, so the sums are the same bits; a float's compare-and-swap loop costs
+    /// several times as much.
+    pub private_buffers: bool,
 }
 
 /// A code generator whose output this crate loads and runs: Cranelift's, or another that makes
@@ -187,7 +193,19 @@ impl CodeGenerator {
 
 impl Options {
     pub fn new(lanes: Lanes) -> Options {
-        Options { lanes, uniform_params: BTreeMap::new(), entries: None, generator: CodeGenerator::CRANELIFT }
+        Options {
+            lanes,
+            uniform_params: BTreeMap::new(),
+            entries: None,
+            generator: CodeGenerator::CRANELIFT,
+            private_buffers: false,
+        }
+    }
+
+    /// Declares the buffers a call adds to private to it (see [`Options::private_buffers`]).
+    pub fn private_buffers(mut self, private: bool) -> Options {
+        self.private_buffers = private;
+        self
     }
 
     /// Has `generator` make the code.

@@ -59,6 +59,8 @@ fn the_same_key_gives_the_same_arc() {
     assert_eq!(key(2.0, Lanes::X4), key(2.0, Lanes::X4));
     assert_ne!(key(2.0, Lanes::X4), key(2.0, Lanes::X1));
     assert_ne!(key(2.0, Lanes::X4), key(2.5, Lanes::X4));
+    let private = CacheKey::of(&module(2.0), &Options::new(Lanes::X4).private_buffers(true)).unwrap();
+    assert_ne!(key(2.0, Lanes::X4), private, "private buffers compile other code");
     cache.clear();
     let f = cache.get_or_compile(&module(2.0), &Options::new(Lanes::X4)).unwrap();
     assert!(!Arc::ptr_eq(&a, &f));
@@ -228,6 +230,7 @@ fn prepared_modules_are_keyed_on_their_source() {
     assert_ne!(base, key(&source, b"times three", &options));
     assert_ne!(base, key(&module(2.5), b"times two", &options));
     assert_ne!(base, key(&source, b"times two", &Options::new(Lanes::X8)));
+    assert_ne!(base, key(&source, b"times two", &options.clone().private_buffers(true)));
     assert_ne!(base, CacheKey::of(&source, &options).unwrap(), "a prepared key is not the source's own");
     second.get_or_prepare(&source, b"times three", &options, prepare).unwrap();
     assert_eq!(prepared(), 2);

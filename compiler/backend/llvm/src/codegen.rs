@@ -69,6 +69,8 @@ pub(crate) struct Codegen<'a> {
     loop_kind: u32,
     /// `llvm.loop.vectorize.enable false` (see [`Codegen::no_vectorize`]).
     vectorize_off: LLVMMetadataRef,
+    /// [`Options::private_buffers`]: atomic adds as plain loads and stores.
+    private_buffers: bool,
 }
 
 /// The state of one function being translated.
@@ -97,8 +99,18 @@ impl Frame<'_> {
 const NO_NAME: *const std::ffi::c_char = c"".as_ptr();
 
 impl<'a> Codegen<'a> {
-    /// `target_cpu`/`tune_cpu`/`features` as LLVM names them.
-    pub fn new(llvm: &'a Llvm, ir: &'a Module, lanes: u32, target_cpu: &str, tune_cpu: &str, features: &str) -> Self {
+    /// Code for `options` (lanes, private buffers); `target_cpu`/`tune_cpu`/`features` as LLVM
+    /// names them.
+    pub fn new(
+        llvm: &'a Llvm,
+        ir: &'a Module,
+        options: &Options,
+        target_cpu: &str,
+        tune_cpu: &str,
+        features: &str,
+    ) -> Self {
+        let lanes = options.lanes.count() as u32;
+        let private_buffers = options.private_buffers;
         // SAFETY: type and metadata constructors of a live context.
         unsafe {
             let c = llvm.ctx;
@@ -156,6 +168,7 @@ impl<'a> Codegen<'a> {
                 empty_node,
                 loop_kind,
                 vectorize_off,
+                private_buffers,
             }
         }
     }
@@ -797,7 +810,8 @@ impl<'a> Codegen<'a> {
         (self.element_pointers(frame.locals[array as usize], slot), in_range)
     }
 
-    /// Atomic adds lane by lane, in increasing lane order, for the lanes set in `lanes`.
+    /// Atomic adds lane by lane, in increasing lane order, for the lanes set in `lanes` (with
+    /// [`Options::private_buffers`], each a plain load, add and store).
     unsafe fn atomic_add(
         &self,
         frame: &Frame,
@@ -819,7 +833,19 @@ impl<'a> Codegen<'a> {
             LLVMPositionBuilderAtEnd(b, run);
             let pointer = self.lane(pointers, l);
             let addend = self.lane(value, l);
-            LLVMBuildAtomicRMW(b, op, pointer, addend, LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic, 0);
+            if self.private_buffers {
+                let element_ty = LLVMTypeOf(addend);
+                let old = LLVMBuildLoad2(b, element_ty, pointer, NO_NAME);
+                LLVMSetAlignment(old, 4);
+                let sum = if ty == Ty::F32 {
+                    LLVMBuildFAdd(b, old, addend, NO_NAME)
+                } else {
+                    LLVMBuildAdd(b, old, addend, NO_NAME)
+                };
+                LLVMSetAlignment(LLVMBuildStore(b, sum, pointer), 4);
+            } else {
+                LLVMBuildAtomicRMW(b, op, pointer, addend, LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic, 0);
+            }
             LLVMBuildBr(b, next);
             LLVMPositionBuilderAtEnd(b, next);
         }

@@ -58,9 +58,8 @@ fn compile_checked(module: &Module, options: &Options) -> Result<NativeModule, E
     let machine = llvm::Machine::host("x86-64", &features).map_err(codegen_error)?;
     let context = llvm::Llvm::new("drs");
     machine.adopt(&context);
-    let lanes = options.lanes.count() as u32;
     let tune = llvm::Machine::host_cpu_name();
-    let mut generator = codegen::Codegen::new(&context, module, lanes, "x86-64", &tune, &features);
+    let mut generator = codegen::Codegen::new(&context, module, options, "x86-64", &tune, &features);
     generator.emit(options);
     if std::env::var_os("DRS_LLVM_DUMP").is_some_and(|v| v != "0") {
         eprintln!("{}", context.print());

@@ -372,6 +372,17 @@ fn loads_stores_and_atomics_out_of_range() {
     // Empty buffers: every access is out of range.
     let empty = vec![vec![]; 6];
     check(&m, "memory", &lanes, &empty, &[]);
+    // Buffers private to the call: the adds are plain loads and stores, in the same order.
+    for buffers in [buffers, empty] {
+        let want = common::interp(&m, "memory", &lanes, &buffers, &[]);
+        for &mode in common::MODES {
+            let (jit, reloaded) = common::compile_and_reload(&m, &Options::new(mode).private_buffers(true)).unwrap();
+            for jit in [jit, reloaded] {
+                let got = common::run_jit(&jit, "memory", &lanes, &buffers, &[]);
+                common::compare(&m, "memory", mode, &lanes, &want, &got);
+            }
+        }
+    }
 }
 
 /// Local arrays under divergence: lanes write different elements (and one shared element)
