@@ -43,8 +43,9 @@ const HEADER_LEN: usize = 8 + 4 + 32 + 8 + 32;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheKey([u8; 32]);
 
-/// What of `options` changes the code: everything but nothing else, with the code generator's
-/// name and version.
+/// `options` as keys hash them: every field changes the code, so all are in (the destructuring
+/// fails to compile when a field is added and not hashed), the code generator as its name and
+/// version.
 fn options_bytes(options: &Options) -> Vec<u8> {
     let Options { lanes, uniform_params, entries, generator, private_buffers } = options;
     postcard::to_allocvec(&(lanes, uniform_params, entries, private_buffers, generator.name, (generator.version)()))
