@@ -23,8 +23,8 @@ pub struct ImageBlock {
     aov_count: usize,
     normalize: bool,
     data: Vec<f32>,
-    // Scratch space for one sample's filter weights along x and y ([`MAX_FOOTPRINT`] each),
-    // kept to avoid allocating.
+    // Scratch space for one sample's filter weights along x and y ([`WEIGHTS_LEN`] each), kept
+    // to avoid allocating.
     weights_x: Vec<f32>,
     weights_y: Vec<f32>,
 }
@@ -41,8 +41,8 @@ impl ImageBlock {
             aov_count,
             normalize: false,
             data: vec![0.0; stored_pixels * (BASE_CHANNELS + aov_count)],
-            weights_x: vec![0.0; MAX_FOOTPRINT],
-            weights_y: vec![0.0; MAX_FOOTPRINT],
+            weights_x: vec![0.0; WEIGHTS_LEN],
+            weights_y: vec![0.0; WEIGHTS_LEN],
         }
     }
 
@@ -133,8 +133,8 @@ impl ImageBlock {
         let filter = self.filter;
         let mut weights_x = std::mem::take(&mut self.weights_x);
         let mut weights_y = std::mem::take(&mut self.weights_y);
-        filter.eval_pixels(columns.start, centre_x, &mut weights_x[..columns.len()]);
-        filter.eval_pixels(rows.start, centre_y, &mut weights_y[..rows.len()]);
+        filter.eval_pixels(columns.start, centre_x, columns.len(), &mut weights_x);
+        filter.eval_pixels(rows.start, centre_y, rows.len(), &mut weights_y);
 
         let scale = if self.normalize {
             let total = footprint_weight(&filter, centre_x) * footprint_weight(&filter, centre_y);
@@ -238,6 +238,9 @@ fn footprint_weight(filter: &ReconstructionFilter, centre: f32) -> f32 {
 
 /// The most pixels a filter footprint spans along one axis.
 const MAX_FOOTPRINT: usize = 2 * MAX_FILTER_RADIUS as usize + 1;
+/// The length of a footprint's weights: [`ReconstructionFilter::eval_pixels`] writes groups of
+/// four.
+const WEIGHTS_LEN: usize = MAX_FOOTPRINT.next_multiple_of(4);
 
 /// The transpose of splatting a sample at `pos` (ignoring the block's clipping, within the
 /// film): the sum over the film pixels in its filter footprint of `image`'s RGB times the
@@ -269,10 +272,10 @@ pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]
     };
     // The filter is separable: evaluate it once per column, not once per pixel. A footprint
     // spans at most 2r + 1 pixels, so the weights fit on the stack (no allocation per sample).
-    let mut weights_x = [0.0f32; MAX_FOOTPRINT];
-    let mut weights_y = [0.0f32; MAX_FOOTPRINT];
-    filter.eval_pixels(columns.start, centre_x, &mut weights_x[..columns.len()]);
-    filter.eval_pixels(rows.start, centre_y, &mut weights_y[..rows.len()]);
+    let mut weights_x = [0.0f32; WEIGHTS_LEN];
+    let mut weights_y = [0.0f32; WEIGHTS_LEN];
+    filter.eval_pixels(columns.start, centre_x, columns.len(), &mut weights_x);
+    filter.eval_pixels(rows.start, centre_y, rows.len(), &mut weights_y);
     for (y, &weight_y) in rows.zip(&weights_y) {
         for (x, &weight_x) in columns.clone().zip(&weights_x) {
             add(x, y, weight_x * weight_y);

@@ -106,27 +106,34 @@ impl ReconstructionFilter {
         }
     }
 
-    /// The filter's values at the pixels `first, first + 1, ...` for a sample at `centre` (in
-    /// the coordinates of the pixel indices), one per element of `weights`:
+    /// The filter's values at the pixels `first, first + 1, ..., first + count - 1` for a sample
+    /// at `centre` (in the coordinates of the pixel indices), in `weights[..count]`:
     /// `eval((first + i) as f32 - centre)`, except that the Gaussian's exponentials are computed
     /// four at a time by a bounded approximation, which may differ from `eval`'s in the last
     /// bits. Splatting and its transpose ([`crate::gather`]) both weigh with this, so they stay
     /// each other's adjoint.
+    ///
+    /// Whole groups of four are stored, so `weights` must hold `count` rounded up to a multiple
+    /// of four; what lies past `count` is left undefined. (Storing only the `count` values
+    /// called the C library's `memcpy` for the last group, about 0.6% of a render.)
+    ///
+    /// # Panics
+    /// If `weights` is shorter than that (a programming error).
     #[inline]
-    pub fn eval_pixels(&self, first: usize, centre: f32, weights: &mut [f32]) {
+    pub fn eval_pixels(&self, first: usize, centre: f32, count: usize, weights: &mut [f32]) {
         match self.shape {
             Shape::Gaussian { exponent_scale, offset, .. } => {
                 let steps = f32x4::from([0.0, 1.0, 2.0, 3.0]);
-                for (chunk, start) in weights.chunks_mut(4).zip((first..).step_by(4)) {
+                let (chunks, _) = weights[..count.next_multiple_of(4)].as_chunks_mut::<4>();
+                for (chunk, start) in chunks.iter_mut().zip((first..).step_by(4)) {
                     // Integers below 2^24 are exact in f32, so the offsets equal `eval`'s.
                     let x = (f32x4::splat(start as f32) + steps) - f32x4::splat(centre);
                     let gaussian = exp_nonpositive(f32x4::splat(exponent_scale) * x * x);
-                    let values = (gaussian - f32x4::splat(offset)).max(f32x4::ZERO).to_array();
-                    chunk.copy_from_slice(&values[..chunk.len()]);
+                    *chunk = (gaussian - f32x4::splat(offset)).max(f32x4::ZERO).to_array();
                 }
             }
             Shape::Box | Shape::Tent => {
-                for (weight, pixel) in weights.iter_mut().zip(first..) {
+                for (weight, pixel) in weights[..count].iter_mut().zip(first..) {
                     *weight = self.eval(pixel as f32 - centre);
                 }
             }

@@ -62,10 +62,11 @@ fn footprint_weights_agree_with_eval() {
     let filters = [ReconstructionFilter::box_filter(), tent(1.5), ReconstructionFilter::default(), gaussian(3.3)];
     for filter in filters {
         for centre in [0.0f32, 2.5, 7.3, 12.999, 40.01] {
-            for (first, len) in [(0, 1), (3, 4), (5, 5), (1, 7), (10, 30)] {
-                let mut weights = vec![f32::NAN; len];
-                filter.eval_pixels(first, centre, &mut weights);
-                for (i, &weight) in weights.iter().enumerate() {
+            for (first, len) in [(0, 1), (3, 4), (5, 5), (1, 7), (10, 30usize)] {
+                // Room for whole groups of four, as `eval_pixels` asks.
+                let mut weights = vec![f32::NAN; len.next_multiple_of(4)];
+                filter.eval_pixels(first, centre, len, &mut weights);
+                for (i, &weight) in weights[..len].iter().enumerate() {
                     let expected = filter.eval((first + i) as f32 - centre);
                     // The Gaussian's window offset is subtracted after the exponential, so its
                     // error is relative to the peak near the edge of the support.

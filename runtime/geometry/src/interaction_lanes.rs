@@ -130,18 +130,25 @@ impl Geometry {
         out: &mut SurfaceInteractions<L>,
     ) {
         let mut triangles = TriangleLanes::<L>::default();
-        let mut scalar = [None; L];
+        // The lanes that hit spheres or disks, whose interactions replace the triangle code's
+        // after it (a bit mask rather than an array of `Option`s, which had to be cleared on
+        // every call).
+        const { assert!(L <= 64, "a lane group has at most 64 lanes") };
+        let mut analytic = 0u64;
         for (lane, (ray, hit)) in rays.iter().zip(hits).enumerate() {
             let Some(hit) = hit else { continue };
             match &self.shapes()[hit.shape_index as usize] {
                 Shape::Mesh(mesh) => triangles.gather(lane, mesh, ray, hit),
-                other => scalar[lane] = Some(analytic_interaction(other, ray, hit)),
+                _ => analytic |= 1 << lane,
             }
         }
         triangles.interactions_for_this_cpu(out);
-        for (lane, si) in scalar.iter().enumerate() {
-            if let Some(si) = si {
-                out.set_lane(lane, si);
+        while analytic != 0 {
+            let lane = analytic.trailing_zeros() as usize;
+            analytic &= analytic - 1;
+            if let Some(hit) = &hits[lane] {
+                let shape = &self.shapes()[hit.shape_index as usize];
+                out.set_lane(lane, &analytic_interaction(shape, &rays[lane], hit));
             }
         }
     }
