@@ -29,8 +29,8 @@ pub(crate) fn batch_lanes(tile: Tile, spp: u32) -> usize {
 /// small next to each thread's share: with 64 tiles of 32 pixels for a 256x256 film, 16 threads
 /// rendered 7–14% slower than with 1024 tiles of 8 (docs/benchmarks.md, session 21).
 const MIN_TILES: u64 = 1024;
-/// Sample streams seeded side by side (see [`Sampler::streams`]), and camera rays likewise.
-const SEED_LANES: usize = crate::sensor::RAY_LANES;
+/// Sample streams seeded side by side (see [`Sampler::streams`]).
+const SEED_LANES: usize = 8;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
 pub(crate) const ARGS: usize = 11;
 /// Kernel results per lane: colour and the valid flag (then the AOV values, if any).
@@ -213,16 +213,12 @@ impl Scene {
                         let index = start + (first + l).min(n - 1);
                         (pixels[index / spp as usize], (index % spp as usize) as u32)
                     });
-                    let mut chunk = sampler.streams(samples.map(|((x, y), _)| y * width + x), samples.map(|s| s.1), 0);
-                    let film_positions: [[f32; 2]; SEED_LANES] = std::array::from_fn(|l| {
-                        let ((x, y), _) = samples[l];
-                        let [dx, dy] = chunk[l].next_2d();
-                        [x as f32 + dx, y as f32 + dy]
-                    });
-                    let rays =
-                        self.camera.rays(film_positions.map(|p| Vec2::new(p[0] / width as f32, p[1] / height as f32)));
-                    for (((lane, pos), ray), stream) in (first..n).zip(film_positions).zip(rays).zip(chunk) {
+                    let chunk = sampler.streams(samples.map(|((x, y), _)| y * width + x), samples.map(|s| s.1), 0);
+                    for ((lane, ((x, y), _)), mut stream) in (first..n).zip(samples).zip(chunk) {
+                        let [dx, dy] = stream.next_2d();
+                        let pos = [x as f32 + dx, y as f32 + dy];
                         positions[lane] = pos;
+                        let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
                         let lane_args = [
                             instance,
                             0,

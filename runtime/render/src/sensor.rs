@@ -3,10 +3,6 @@
 
 use drs_geometry::math::{Vec2, Vec3};
 use drs_geometry::{Ray, Transform};
-use wide::f32x8;
-
-/// Camera rays computed side by side by [`PerspectiveCamera::rays`].
-pub const RAY_LANES: usize = 8;
 
 /// Which image extent `fov` spans (Mitsuba's `fov_axis`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,80 +81,5 @@ impl PerspectiveCamera {
         let o = self.to_world.point(Vec3::ZERO);
         let d = self.to_world.vector(d_local).normalize();
         Ray::with_maxt(o + d * near_t, d, far_t - near_t)
-    }
-
-    /// The rays through [`RAY_LANES`] film positions at once, each bit for bit [`ray`]'s: the
-    /// same operations in the same order, eight lanes wide. One at a time, the two square
-    /// roots and three divisions of a ray made up half of the camera's and seeding's time.
-    ///
-    /// [`ray`]: Self::ray
-    pub fn rays(&self, uv: [Vec2; RAY_LANES]) -> [Ray; RAY_LANES] {
-        let splat = f32x8::splat;
-        let one = splat(1.0);
-        let local_x = (one - splat(2.0) * f32x8::new(uv.map(|p| p.x))) * splat(self.tan_half.x);
-        let local_y = (one - splat(2.0) * f32x8::new(uv.map(|p| p.y))) * splat(self.tan_half.y);
-        // `normalize` multiplies by `1 / sqrt(x² + y² + z²)`, summed left to right.
-        let recip_length = one / (local_x * local_x + local_y * local_y + one * one).sqrt();
-        let d_local = [local_x * recip_length, local_y * recip_length, one * recip_length];
-        let inv_z = one / d_local[2];
-        let (near_t, far_t) = (splat(self.near_clip) * inv_z, splat(self.far_clip) * inv_z);
-        // glam's `transform_vector3`: x_axis * x, then y_axis * y and z_axis * z added in turn.
-        let m = self.to_world.matrix();
-        let columns = [m.x_axis, m.y_axis, m.z_axis];
-        let world: [f32x8; 3] = std::array::from_fn(|row| {
-            let [x, y, z] = columns.map(|column| splat(column[row]));
-            x * d_local[0] + y * d_local[1] + z * d_local[2]
-        });
-        let recip_length = one / (world[0] * world[0] + world[1] * world[1] + world[2] * world[2]).sqrt();
-        let d = world.map(|w| (w * recip_length).to_array());
-        let o = self.to_world.point(Vec3::ZERO);
-        let (near_t, far_t) = (near_t.to_array(), far_t.to_array());
-        std::array::from_fn(|l| {
-            let d = Vec3::new(d[0][l], d[1][l], d[2][l]);
-            Ray::with_maxt(o + d * near_t[l], d, far_t[l] - near_t[l])
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use drs_geometry::math::{Mat4, Quat, Vec2, Vec3};
-    use drs_geometry::Transform;
-
-    use super::{FovAxis, PerspectiveCamera, RAY_LANES};
-
-    /// The eight-lane rays are the one-at-a-time rays to the bit, for a rotated, translated and
-    /// scaled camera and film positions across the whole film and beyond its edges.
-    #[test]
-    fn rays_side_by_side_equal_single_rays() {
-        let rotation = Quat::from_axis_angle(Vec3::new(0.3, 1.0, -0.2).normalize(), 2.5);
-        let placed = Mat4::from_rotation_translation(rotation, Vec3::new(0.3, 1.2, 4.5));
-        let placements = [
-            Transform::IDENTITY,
-            Transform::new(placed).unwrap(),
-            Transform::new(placed * Mat4::from_scale(Vec3::new(2.0, 0.5, 1.5))).unwrap(),
-        ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut uniform = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 * 1.2 - 0.1
-        };
-        for to_world in placements {
-            for (fov, axis) in [(39.3, FovAxis::X), (60.0, FovAxis::Diagonal), (20.0, FovAxis::Y)] {
-                let camera = PerspectiveCamera::new(to_world, fov, axis, 320, 240, 0.01, 1000.0);
-                for _ in 0..500 {
-                    let uv: [Vec2; RAY_LANES] = std::array::from_fn(|_| Vec2::new(uniform(), uniform()));
-                    for (lane, ray) in camera.rays(uv).iter().enumerate() {
-                        let single = camera.ray(uv[lane]);
-                        let bits = |r: &drs_geometry::Ray| {
-                            [r.o.to_array(), r.d.to_array(), [r.maxt; 3]].map(|v| v.map(f32::to_bits))
-                        };
-                        assert_eq!(bits(ray), bits(&single), "uv {:?}", uv[lane]);
-                    }
-                }
-            }
-        }
     }
 }
