@@ -286,13 +286,18 @@ fn memory_module() -> Module {
             BufferDecl { name: "sums".into(), elem: Ty::F32 },
             BufferDecl { name: "flags".into(), elem: Ty::Bool },
             BufferDecl { name: "words".into(), elem: Ty::U32 },
+            BufferDecl { name: "totals".into(), elem: Ty::F32 },
         ],
         ..Module::default()
     };
     // Lane `i` (u32, distinct per lane; some out of range) loads src[i * 3 % 50] and
     // src[i] (may be out of range), stores to dst[i] (dropped when out of range) under a
     // divergent condition, adds 1 to counts[i % 4] and 2.0 to sums[i % 3] (exact, so the
-    // order of lanes does not matter), and stores/loads bools and u32s.
+    // order of lanes does not matter), adds inexact values to totals[0], [1] and [2] from all
+    // lanes, from a divergent subset and from the lanes whose index is in range (one add per
+    // element, so the interpreter's order is the lane order too; a private add to one element
+    // sums in lane order, which the bits show) and i to counts[0], and stores/loads bools and
+    // u32s.
     func(&mut m, "memory", &[Ty::U32, Ty::F32], |b, p| {
         let i = p[0];
         let three = b.u32(3);
@@ -324,6 +329,26 @@ fn memory_module() -> Module {
         let fi = b.add(i, far);
         b.atomic_add(3, fi, two);
         b.atomic_add(2, fi, one);
+        let first = b.u32(0);
+        let tenth = b.f32(0.1);
+        let inexact = b.mul(p[1], tenth);
+        b.atomic_add(6, first, inexact);
+        let second = b.u32(1);
+        b.if_(
+            pos,
+            |b| {
+                b.atomic_add(6, second, inexact);
+                vec![]
+            },
+            |_| vec![],
+        );
+        let thirty_one = b.u32(31);
+        let low = b.cmp(CmpOp::Lt, i, thirty_one);
+        let third = b.u32(2);
+        let third_or_far = b.select(low, third, far);
+        b.atomic_add(6, third_or_far, inexact);
+        let signed = b.convert(Ty::I32, i);
+        b.atomic_add(2, first, signed);
         b.store(4, i, pos);
         // Read flags where no lane writes (lanes must not read what other lanes write).
         let sixty = b.u32(60);
@@ -362,7 +387,8 @@ fn loads_stores_and_atomics_out_of_range() {
     let m = memory_module();
     let src: Vec<u32> = (0..50).map(|i| f(i as f32 * 1.5 - 10.0)).collect();
     let words: Vec<u32> = (0..100).map(|i| i * 0x0101_0101).collect();
-    let buffers = vec![src, vec![0; 50], vec![0; 4], vec![0; 3], (0..80).map(|i| (i % 3 == 0) as u32).collect(), words];
+    let flags = (0..80).map(|i| (i % 3 == 0) as u32).collect();
+    let buffers = vec![src, vec![0; 50], vec![0; 4], vec![0; 3], flags, words, vec![0; 3]];
     // Indices 0..60 and a few huge ones, different signs of the second argument.
     let mut lanes: Vec<Vec<u32>> =
         (0..60).map(|i| vec![i, f((i as f32 - 20.0) * (if i % 3 == 0 { -1.0 } else { 1.0 }))]).collect();
@@ -370,7 +396,7 @@ fn loads_stores_and_atomics_out_of_range() {
     lanes.push(vec![0x8000_0000, f(1.0)]);
     check(&m, "memory", &lanes, &buffers, &[]);
     // Empty buffers: every access is out of range.
-    let empty = vec![vec![]; 6];
+    let empty = vec![vec![]; 7];
     check(&m, "memory", &lanes, &empty, &[]);
     // Buffers private to the call: the adds are plain loads and stores, in the same order.
     for buffers in [buffers, empty] {
@@ -695,14 +721,15 @@ fn masked_calls_have_no_side_effects_in_inactive_lanes() {
             args[w + l] = f(1.0);
         }
         let mut results = vec![0u32; 4 * w];
-        let mut bufs: Vec<Vec<u32>> = vec![vec![0; 50], vec![0; 50], vec![0; 4], vec![0; 3], vec![0; 80], vec![0; 100]];
+        let mut bufs: Vec<Vec<u32>> =
+            vec![vec![0; 50], vec![0; 50], vec![0; 4], vec![0; 3], vec![0; 80], vec![0; 100], vec![0; 3]];
         let active = 0b0101;
         {
             let views: Vec<Buffer> = bufs.iter_mut().map(|b| Buffer::from_mut(b)).collect();
             k.call_masked(active, &args, &mut results, &views, &jit.externs()).unwrap();
         }
-        // counts[i % 4] got 1 for lanes 0 and 2 only.
-        assert_eq!(bufs[2], vec![1, 0, 1, 0], "{mode:?}");
+        // counts[i % 4] got 1 for lanes 0 and 2 only, and counts[0] their indices, 0 and 2.
+        assert_eq!(bufs[2], vec![3, 0, 1, 0], "{mode:?}");
         assert_eq!(bufs[4][..4], [1, 0, 1, 0], "{mode:?}");
         assert!(k.call_masked(1 << w, &args, &mut results, &[], &jit.externs()).is_err());
     }
