@@ -121,10 +121,11 @@ impl ReconstructionFilter {
     /// If `weights` is shorter than that (a programming error).
     #[inline]
     pub fn eval_pixels(&self, first: usize, centre: f32, count: usize, weights: &mut [f32]) {
+        let weights = &mut weights[..count.next_multiple_of(4)];
         match self.shape {
             Shape::Gaussian { exponent_scale, offset, .. } => {
                 let steps = f32x4::from([0.0, 1.0, 2.0, 3.0]);
-                let (chunks, _) = weights[..count.next_multiple_of(4)].as_chunks_mut::<4>();
+                let (chunks, _) = weights.as_chunks_mut::<4>();
                 for (chunk, start) in chunks.iter_mut().zip((first..).step_by(4)) {
                     // Integers below 2^24 are exact in f32, so the offsets equal `eval`'s.
                     let x = (f32x4::splat(start as f32) + steps) - f32x4::splat(centre);

@@ -186,7 +186,7 @@ fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup) {
         let lane_vec3 = |c: &[[f32; L]; 3]| Vec3::new(c[0][l], c[1][l], c[2][l]);
         *ray = Ray::with_maxt(lane_vec3(&o), lane_vec3(&d), maxt[l]);
     }
-    let mut hits: [Option<Hit>; L] = std::array::from_fn(|_| None);
+    let mut hits = [None; L];
     if L == PACKET_RAYS && active.count_ones() >= CLOSEST_HIT_PACKET_MIN_RAYS {
         let mut packet = RayPacket::new(PACKET_RAYS);
         for axis in 0..3 {
