@@ -5,9 +5,13 @@
 //! and the weights do not depend on the parameters, so sample `i` receives the radiance
 //! adjoint `δL_i = Σ_p δy_p w_ip / W_p`. A first pass over the samples' film positions gives
 //! `W` for this pass's seed; the second runs the integrator's reverse-mode derivative (its
-//! `@custom_bwd` adjoint, for `prb`) on every sample with `δL_i`, which scatter-adds into the
-//! gradient buffers `{buffer}.grad`. Each tile has its own gradient buffers, summed in tile
-//! order as the tiles finish ([`fold_in_order`]), so gradients do not depend on the thread count.
+//! `@custom_bwd` adjoint) on every sample with `δL_i`, which scatter-adds into the gradient
+//! buffers `{buffer}.grad`. An integrator with a replay (`prb`'s `sample_replay`) runs instead
+//! as two kernels per batch of samples: `sample`, then the replay given `sample`'s results and
+//! the same random numbers, each walk a loop with full lane groups (a single adjoint kernel
+//! walks both in one group, most of whose lanes wait for the longest path twice). Each tile
+//! has its own gradient buffers, summed in tile order as the tiles finish ([`fold_in_order`]),
+//! so gradients do not depend on the thread count.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,8 +20,9 @@ use drs_cranelift::Buffer;
 use drs_film::{fold_in_order, Film, Image, ImageBlock, TileOrder};
 
 use crate::error::RenderError;
-use crate::link::EntryMode;
-use crate::render::{batch_lanes, tile_count, tile_size, RenderOptions, ARGS};
+use crate::host::with_streams;
+use crate::kernel::IntegratorKernel;
+use crate::render::{batch_lanes, tile_count, tile_size, RenderOptions, ARGS, RESULTS};
 use crate::scene::Scene;
 
 /// Suffix of the gradient buffer of a parameter buffer (spec/derivatives.md § Scene parameters).
@@ -61,10 +66,36 @@ impl Scene {
             )));
         }
         self.update_tables()?;
-        let kernel = self.kernel_for(options, EntryMode::Backward)?;
+        // With a replay, the render kernel first gives each sample's (colour, valid).
+        let primal = match self.has_replay() {
+            true => Some(self.kernel_for(options, IntegratorKernel::Render)?),
+            false => None,
+        };
+        let which = if primal.is_some() { IntegratorKernel::Replay } else { IntegratorKernel::Adjoint };
+        let kernel = self.kernel_for(options, which)?;
         let entry = kernel.jit.function_by_id(kernel.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
-        // The adjoint of (colour, valid): three f32 then the ignored flag.
-        let adjoint_args = entry.params().len() - ARGS;
+        let primal_entry = match &primal {
+            Some(primal) => {
+                let entry = primal.jit.function_by_id(primal.entry).map_err(|e| RenderError::Kernel(e.to_string()))?;
+                Some((primal, entry, self.param_buffers(primal)))
+            }
+            None => None,
+        };
+        // The adjoint entry's arguments after the primal ones: the primal results for a replay,
+        // then the adjoint of the colour (for `bwd_diff(sample)`, that of (colour, valid): the
+        // flag's is ignored).
+        let out_args = if primal.is_some() { RESULTS } else { 0 };
+        let adjoint_args = match entry.params().len().checked_sub(ARGS + out_args) {
+            Some(count @ 3..=4) => count,
+            _ => {
+                return Err(RenderError::Link(format!(
+                    "the integrator's {which:?} kernel takes {} values per sample, the renderer passes {} and the \
+                     colour's adjoint",
+                    entry.params().len(),
+                    ARGS + out_args
+                )))
+            }
+        };
         let result_count = entry.results().len();
         let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
@@ -108,8 +139,8 @@ impl Scene {
             .map_err(|e| RenderError::Film(e.to_string()))?;
         let filter = film_desc.filter;
 
-        // Pass 2: the reverse-mode kernel on every sample, per tile, each tile with its own
-        // gradient buffers.
+        // Pass 2: the reverse-mode kernel (or `sample` and the replay) on every sample, per
+        // tile, each tile with its own gradient buffers.
         let done = AtomicU64::new(0);
         let total = tiles.len() as u64;
         let backward_tile = |tile| -> Result<Vec<Vec<f32>>, RenderError> {
@@ -129,16 +160,31 @@ impl Scene {
                     })
                     .collect();
                 let lanes = batch_lanes(tile, spp);
-                let mut args = vec![0u32; (ARGS + adjoint_args) * lanes];
+                let width = ARGS + out_args + adjoint_args;
+                let mut args = vec![0u32; width * lanes];
                 let mut results = vec![0u32; result_count * lanes];
+                let mut primal_results = vec![0u32; out_args * lanes];
+                let mut streams = Vec::new();
                 self.for_each_batch(tile, &sampler, spp, |n, primal, positions| {
-                    let args = &mut args[..(ARGS + adjoint_args) * n];
+                    let args = &mut args[..width * n];
                     args[..ARGS * n].copy_from_slice(primal);
                     args[ARGS * n..].fill(0);
+                    if let Some((kernel, entry, buffers)) = &primal_entry {
+                        // The replay draws the random numbers `sample` drew: from the streams
+                        // as they were before it.
+                        with_streams(|s| streams.clone_from(s));
+                        let out = &mut primal_results[..out_args * n];
+                        entry
+                            .call_batch(n, primal, out, buffers, &kernel.externs)
+                            .map_err(|e| RenderError::Kernel(e.to_string()))?;
+                        with_streams(|s| s.clone_from(&streams));
+                        args[ARGS * n..(ARGS + out_args) * n].copy_from_slice(out);
+                    }
+                    let first_adjoint = ARGS + out_args;
                     for (lane, &pos) in positions.iter().enumerate() {
                         let d_radiance = drs_film::gather(&filter, &normalized, pos);
                         for (c, v) in d_radiance.iter().enumerate().take(adjoint_args) {
-                            args[(ARGS + c) * n + lane] = v.to_bits();
+                            args[(first_adjoint + c) * n + lane] = v.to_bits();
                         }
                     }
                     entry

@@ -1,13 +1,14 @@
-//! A scene's compiled kernels: the linked module (the integrator's `sample`, or its reverse-mode
-//! derivative for gradients), optimised and compiled through the kernel cache, with its host
-//! functions bound and the order of its parameter buffers.
+//! A scene's compiled kernels: the linked module (the integrator's `sample`, its reverse-mode
+//! derivative or its replay for gradients), optimised and compiled through the kernel cache,
+//! with its host functions bound and the order of its parameter buffers.
 
 use std::sync::Arc;
 
 use drs_cranelift::{Externs, Jit, KernelCache, Options};
 use drs_ir::FuncId;
 use drs_opt::OptLevel;
-use drs_sema::program::FnId;
+use drs_sema::program::{FnId, Program};
+use drs_sema::types::Type;
 
 use crate::error::RenderError;
 use crate::link::EntryMode;
@@ -19,46 +20,75 @@ pub struct Kernel {
     pub(crate) externs: Externs,
     /// The names of the module's buffers, in order.
     pub(crate) buffers: Vec<String>,
-    /// The entry function. Primal: the integrator's `sample`, (instance, scene, sampler, ray)
-    /// -> (colour, valid), or with AOVs its `sample_aovs` (the AOV values follow). Backward:
-    /// `bwd_diff(sample)`, the same arguments and the adjoint of the result. For a table
-    /// (`tabulate.rs`): the tabulated method, (instance, x) -> value.
+    /// The entry function: see [`IntegratorKernel`]; for a table (`tabulate.rs`), the
+    /// tabulated method, (instance, x) -> value.
     pub(crate) entry: FuncId,
 }
+
+/// Which of the integrator's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntegratorKernel {
+    /// `sample`, (instance, scene, sampler, ray) -> (colour, valid), or with AOVs
+    /// `sample_aovs` (the AOV values follow).
+    Render,
+    /// `bwd_diff(sample)`: the same arguments and the adjoint of the result, parameter
+    /// gradients added into the `.grad` buffers.
+    Adjoint,
+    /// `sample_replay`, where the integrator has it: the same arguments, `sample`'s result for
+    /// the same random numbers and the adjoint of its colour, gradients as `Adjoint`
+    /// (spec/plugins.md § Integrators).
+    Replay,
+}
+
+/// The integrator method of [`IntegratorKernel::Replay`].
+pub(crate) const REPLAY_METHOD: &str = "sample_replay";
 
 impl Scene {
     /// The rendering kernel that renders with `options` run (their lanes and code generator),
     /// linked and compiled on first use (and found in the kernel cache when another scene
     /// with the same plugin types made it before).
     pub fn kernel(&self, options: &RenderOptions) -> Result<Arc<Kernel>, RenderError> {
-        self.kernel_for(options, EntryMode::Primal)
+        self.kernel_for(options, IntegratorKernel::Render)
     }
 
-    /// The kernel of `mode` (rendering, or the reverse pass of gradients).
-    pub fn kernel_for(&self, options: &RenderOptions, mode: EntryMode) -> Result<Arc<Kernel>, RenderError> {
+    /// Whether the scene's integrator has a [`IntegratorKernel::Replay`] kernel.
+    pub fn has_replay(&self) -> bool {
+        let program = self.library.program();
+        program.program.plugins[self.integrator.0].methods.contains_key(REPLAY_METHOD)
+    }
+
+    /// The integrator's kernel `which`.
+    pub fn kernel_for(&self, options: &RenderOptions, which: IntegratorKernel) -> Result<Arc<Kernel>, RenderError> {
         let (lanes, generator) = (options.lanes, options.generator);
         let mut kernels = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = kernels.get(&(lanes, generator.name, mode)) {
+        if let Some(k) = kernels.get(&(lanes, generator.name, which)) {
             return Ok(k.clone());
         }
         let program = self.library.program();
         let (plugin, _) = self.integrator;
         let def = &program.program.plugins[plugin];
         // Renders with AOVs go through `sample_aovs`; gradients always differentiate `sample`.
-        let method = match (&self.aovs, mode) {
-            (Some(_), EntryMode::Primal) => crate::aov::AOV_METHOD,
-            _ => "sample",
+        let (method, mode) = match which {
+            IntegratorKernel::Render if self.aovs.is_some() => (crate::aov::AOV_METHOD, EntryMode::Primal),
+            IntegratorKernel::Render => ("sample", EntryMode::Primal),
+            IntegratorKernel::Adjoint => ("sample", EntryMode::Backward),
+            IntegratorKernel::Replay => (REPLAY_METHOD, EntryMode::Primal),
         };
-        let sample = *def
+        let function = *def
             .methods
             .get(method)
             .ok_or_else(|| RenderError::Link(format!("integrator `{}` has no `{method}` method", def.name)))?;
+        if which == IntegratorKernel::Replay {
+            let sample = def.methods.get("sample").copied();
+            check_replay_signature(&program.program, sample, function, &def.name)?;
+        }
         // The integrator instance and the scene are the same in every lane. The reverse pass
         // adds into gradient buffers of the call's tile alone (`gradient.rs`), so its adds
         // need not be atomic.
-        let options = Options::new(lanes).generator(generator).private_buffers(mode == EntryMode::Backward);
-        let kernel = Arc::new(self.link_and_compile(sample, mode, options, &[true, true])?);
-        kernels.insert((lanes, generator.name, mode), kernel.clone());
+        let private_buffers = which != IntegratorKernel::Render;
+        let options = Options::new(lanes).generator(generator).private_buffers(private_buffers);
+        let kernel = Arc::new(self.link_and_compile(function, mode, options, &[true, true])?);
+        kernels.insert((lanes, generator.name, which), kernel.clone());
         Ok(kernel)
     }
 
@@ -94,4 +124,28 @@ impl Scene {
         let buffers = jit.buffers().iter().map(|b| b.name.clone()).collect();
         Ok(Kernel { jit, externs, buffers, entry })
     }
+}
+
+/// Checks that `replay` takes `sample`'s parameters, then its result and the colour's adjoint,
+/// and returns nothing, as the reverse pass calls it (spec/plugins.md).
+fn check_replay_signature(
+    program: &Program,
+    sample: Option<FnId>,
+    replay: FnId,
+    integrator: &str,
+) -> Result<(), RenderError> {
+    let replay = &program.functions[replay];
+    let params: Vec<&Type> = replay.params.iter().map(|p| &p.ty).collect();
+    let matches = sample.map(|sample| &program.functions[sample]).is_some_and(|sample| {
+        let expected: Vec<&Type> = sample.params.iter().map(|p| &p.ty).chain([&sample.ret, &Type::Color]).collect();
+        params == expected && replay.ret == Type::Tuple(Vec::new())
+    });
+    if !matches {
+        return Err(RenderError::Link(format!(
+            "integrator `{integrator}`: `{REPLAY_METHOD}` must take `sample`'s parameters, then its result and the \
+             colour's adjoint, and return nothing: fn {REPLAY_METHOD}(scene: Scene, sampler: Sampler, ray: Ray, \
+             out: (Color, bool), d_radiance: Color)"
+        )));
+    }
+    Ok(())
 }

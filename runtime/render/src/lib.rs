@@ -52,7 +52,7 @@ pub use drs_film::Image;
 pub use drs_scene::{Definitions, SceneError, Value};
 pub use error::RenderError;
 pub use gradient::Gradients;
-pub use kernel::Kernel;
+pub use kernel::{IntegratorKernel, Kernel};
 pub use library::{LibraryError, LibraryOptions, PluginLibrary};
 pub use link::EntryMode;
 pub use optimize::{Loss, LossError, Method, Optimizer};

@@ -14,6 +14,7 @@ use drs_geometry::math::Vec2;
 
 use crate::error::RenderError;
 use crate::host::with_streams;
+use crate::kernel::Kernel;
 use crate::scene::Scene;
 
 /// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
@@ -34,7 +35,7 @@ const SEED_LANES: usize = 8;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
 pub(crate) const ARGS: usize = 11;
 /// Kernel results per lane: colour and the valid flag (then the AOV values, if any).
-const RESULTS: usize = 4;
+pub(crate) const RESULTS: usize = 4;
 
 /// How to render.
 pub struct RenderOptions<'p> {
@@ -90,7 +91,7 @@ impl Scene {
                 if self.aovs.is_some() { " and the AOV values of stdlib/integrators/aov.drs" } else { "" }
             )));
         }
-        let buffers: Vec<Buffer> = kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect();
+        let buffers = self.param_buffers(&kernel);
         let sampler = self.sample_generator(options)?;
         let spp = sampler.sample_count();
         let mut film = self.new_film(self.aovs.as_ref().map(|a| a.names.clone()).unwrap_or_default())?;
@@ -112,6 +113,11 @@ impl Scene {
         let pool = self.thread_pool(options)?;
         pool.install(|| film.render_tiles(&tiles, render_tile))?;
         Ok(film.develop())
+    }
+
+    /// The kernel's buffers: the scene's parameter buffers it reads, in its order.
+    pub(crate) fn param_buffers(&self, kernel: &Kernel) -> Vec<Buffer<'_>> {
+        kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect()
     }
 
     /// The kernel results per lane: [`RESULTS`], then the AOV values if the scene has AOVs.

@@ -56,7 +56,7 @@ impl FilmDesc {
     }
 }
 
-type KernelKey = (drs_cranelift::Lanes, &'static str, crate::link::EntryMode);
+type KernelKey = (drs_cranelift::Lanes, &'static str, crate::kernel::IntegratorKernel);
 
 /// A scene ready to render.
 pub struct Scene {
@@ -72,7 +72,7 @@ pub struct Scene {
     pub(crate) camera: PerspectiveCamera,
     pub(crate) film: FilmDesc,
     pub(crate) sampler: Sampler,
-    /// The rendering kernels by lanes, code generator and mode.
+    /// The integrator's kernels by lanes, code generator and kind.
     pub(crate) kernels: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
     /// The kernels of tabulated methods (`tabulate.rs`).
     pub(crate) table_kernels: Mutex<HashMap<FnId, Arc<Kernel>>>,

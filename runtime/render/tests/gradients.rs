@@ -104,6 +104,83 @@ fn prb_equals_the_reverse_mode_path_tracer_with_the_same_random_numbers() {
     }
 }
 
+/// `prb`'s reverse pass runs `sample`, then `sample_replay` with its results, as two kernels;
+/// its `@custom_bwd` adjoint does both in one. Both give the same gradients up to the order of
+/// the additions: compared against a copy of `prb` whose replay has another name, which the
+/// runtime therefore differentiates through the adjoint.
+#[test]
+fn prb_replay_kernel_equals_its_single_adjoint_kernel() {
+    let dir = std::env::temp_dir().join(format!("drs-prb-single-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prb = std::fs::read_to_string(root().join("stdlib/integrators/prb.drs")).unwrap();
+    let single = prb.replace("integrator Prb ", "integrator PrbSingle ").replace("sample_replay", "replay_given_trace");
+    assert_ne!(single, prb);
+    std::fs::write(dir.join("prb_single.drs"), single).unwrap();
+    let with_copy = LibraryOptions { plugin_dirs: vec![dir.clone()], ..LibraryOptions::default() };
+    let library = Arc::new(PluginLibrary::load(&with_copy).unwrap_or_else(|e| panic!("{e}")));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let a = weights(16, 16);
+    let mut grads = Vec::new();
+    for (integrator, replays) in [("prb", true), ("prbsingle", false)] {
+        let mut defines = Definitions::new();
+        for (k, v) in [("integrator", integrator), ("resx", "16"), ("resy", "16"), ("spp", "4"), ("max_depth", "6")] {
+            defines.set(k, v);
+        }
+        let mut scene = Scene::load_file(root().join("lang-examples/cornell_box.xml"), &defines, library.clone())
+            .unwrap_or_else(|e| panic!("{}", e[0]));
+        assert_eq!(scene.has_replay(), replays, "{integrator}");
+        for key in KEYS {
+            scene.params_mut().enable_grad(key).unwrap();
+        }
+        grads.push(scene.backward(&a, &options(5)).unwrap());
+    }
+    for key in KEYS {
+        let (two, one) = (grads[0].get(key).unwrap(), grads[1].get(key).unwrap());
+        for (k, (&t, &o)) in two.iter().zip(one).enumerate() {
+            assert!(o != 0.0 && (t - o).abs() <= 1e-5 * o.abs(), "{key}[{k}]: two kernels {t}, one {o}");
+        }
+    }
+}
+
+/// A `sample_replay` that does not take what the reverse pass passes is an error, not a
+/// misread argument.
+#[test]
+fn a_replay_of_another_signature_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("drs-bad-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plugin = r#"
+import types::*;
+import runtime::*;
+import color::*;
+import interfaces;
+
+integrator BadReplay {
+    @no_diff param max_depth: i32 = 6;
+    @no_diff param rr_depth: i32 = 5;
+
+    fn sample(scene: Scene, sampler: Sampler, ray: Ray) -> (Color, bool) {
+        (Color(0.0), true)
+    }
+
+    fn sample_replay(scene: Scene, sampler: Sampler, ray: Ray, radiance: Color, d_radiance: Color) {}
+}
+"#;
+    std::fs::write(dir.join("bad_replay.drs"), plugin).unwrap();
+    let with_plugin = LibraryOptions { plugin_dirs: vec![dir.clone()], ..LibraryOptions::default() };
+    let library = Arc::new(PluginLibrary::load(&with_plugin).unwrap_or_else(|e| panic!("{e}")));
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut defines = Definitions::new();
+    for (k, v) in [("integrator", "badreplay"), ("resx", "8"), ("resy", "8"), ("spp", "1")] {
+        defines.set(k, v);
+    }
+    let mut scene = Scene::load_file(root().join("lang-examples/cornell_box.xml"), &defines, library)
+        .unwrap_or_else(|e| panic!("{}", e[0]));
+    scene.params_mut().enable_grad("red.reflectance.value").unwrap();
+    let e = scene.backward(&weights(8, 8), &options(1)).expect_err("an error").to_string();
+    assert!(e.contains("`sample_replay` must take `sample`'s parameters"), "{e}");
+}
+
 /// The mean of `values` and its standard error.
 fn mean_and_stderr(values: &[f64]) -> (f64, f64) {
     let n = values.len() as f64;

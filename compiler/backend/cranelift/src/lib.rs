@@ -39,7 +39,7 @@
 //! active-lane bits ([`RawExternFn`], [`LaneGroup`]). With 8 lanes every value is two 4-lane
 //! halves.
 //! An entry whose body is one such loop with code before and after it (reached through `if`s
-//! on uniform conditions; no buffer writes) runs the lanes of a call through one group and
+//! on uniform conditions; no buffer stores) runs the lanes of a call through one group and
 //! refills a lane with the call's next lane as soon as its loop ends, so that the loop runs with
 //! full groups (lane refill, `codegen/refill.rs`; when every lane is active and the uniform
 //! parameters are the same in every group). Each lane's results are the same bits; only the

@@ -22,8 +22,10 @@
 //!
 //! A lane computes exactly what it would in a group of its own, since no operation mixes lanes
 //! and every side effect is masked: results are bit for bit those of the plain wrapper. Only
-//! the order in which host functions see the samples changes, so the wrapper refills only
-//! functions that write no buffer (directly or through calls), where that order cannot show.
+//! the order in which host functions see the samples changes, and the order of the samples'
+//! adds into buffers, so the wrapper refills only functions that store to no buffer (directly
+//! or through calls), where that order cannot show; adds can, but only in the rounding of
+//! float sums (a gradient kernel's: the order is still a function of the call's arguments).
 //!
 //! Values that `pre` computes (and varying parameters) belong to one sample: those the loop or
 //! `post` reads are carried around the loop beside its own values and replaced for refilled
@@ -95,10 +97,10 @@ impl RefillPlan<'_> {
 /// comment): a loop with a varying continue flag, reached through `if`s on uniform conditions
 /// only (such as `if max_depth == 0 { return ... }` before it), and no other loop outside it
 /// on the way there: the code around it runs again for each refilled lane, often for few
-/// lanes at once, so it must not hold long-running work. No buffer writes in `f` or the
-/// functions it calls.
+/// lanes at once, so it must not hold long-running work. No buffer stores in `f` or the
+/// functions it calls (adds are allowed).
 pub fn refill_plan<'f>(module: &Module, f: &'f Function, uniform: &[bool]) -> Option<RefillPlan<'f>> {
-    if writes_buffers(module, f) {
+    if stores_to_buffers(module, f) {
         return None;
     }
     let holds_loop = |inst: &Inst| {
@@ -195,14 +197,14 @@ fn kept_for_all_samples(f: &Function, uniform: &[bool], pre: &[&Inst]) -> Vec<bo
         .collect()
 }
 
-/// Whether `f` or a function it calls (directly or not) stores to a buffer or adds to one.
-fn writes_buffers(module: &Module, f: &Function) -> bool {
+/// Whether `f` or a function it calls (directly or not) stores to a buffer.
+fn stores_to_buffers(module: &Module, f: &Function) -> bool {
     let mut seen = vec![false; module.functions.len()];
     let mut todo = vec![f];
     while let Some(g) = todo.pop() {
         let mut writes = false;
         walk_insts(&g.body, &mut |inst| match inst.op {
-            Op::Store { .. } | Op::AtomicAdd { .. } => writes = true,
+            Op::Store { .. } => writes = true,
             Op::Call(callee, _) => {
                 if let Some(done) = seen.get_mut(callee.0 as usize) {
                     if !*done {

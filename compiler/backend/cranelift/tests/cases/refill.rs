@@ -2,7 +2,7 @@
 // module is the harness with their code generator).
 
 use common::Host;
-use drs_cranelift::{Lanes, Options};
+use drs_cranelift::{Buffer, Lanes, Options};
 use drs_ir::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -14,16 +14,19 @@ use std::sync::Arc;
 /// the parameters. `walk` ends its loop with a computed continue flag (a do-while, as `loop`
 /// lowers); `walk_while` as `while active { ... }` lowers and optimises: `if active { ... }
 /// else { the carried values }` with `active` itself as the continue flag, so that a lane runs
-/// one iteration more than it works.
+/// one iteration more than it works. `walk_add` is `walk_while` that also adds each
+/// iteration's count into buffer 0 (`counts[i % 4] += i`), as a gradient kernel adds into its
+/// gradient buffers: adds do not keep a loop from being refilled.
 fn walk_module() -> Module {
     let mut m = Module {
         externs: vec![
             ExternDecl { name: "camera".into(), params: vec![Ty::U32], results: vec![Ty::F32] },
             ExternDecl { name: "bounce".into(), params: vec![Ty::F32, Ty::U32], results: vec![Ty::F32] },
         ],
+        buffers: vec![BufferDecl { name: "counts".into(), elem: Ty::U32 }],
         ..Module::default()
     };
-    for name in ["walk", "walk_while"] {
+    for name in WALKS {
         let sigs = Signatures::of(&m);
         let mut f = Function::new(name);
         let steps = f.add_param("steps", Ty::U32);
@@ -52,6 +55,11 @@ fn walk_module() -> Module {
                     let x = b.add(x, offset);
                     let one = b.u32(1);
                     let i = b.add(i, one);
+                    if name == "walk_add" {
+                        let four = b.u32(4);
+                        let slot = b.binary(BinaryOp::Rem, i, four);
+                        b.atomic_add(0, slot, i);
+                    }
                     let more = b.cmp(CmpOp::Lt, i, count);
                     (i, x, more)
                 };
@@ -88,9 +96,11 @@ fn walk_module() -> Module {
     m
 }
 
+const WALKS: [&str; 3] = ["walk", "walk_while", "walk_add"];
+
 /// Options with `depth` uniform, as the render's integrator instance is.
 fn options(mode: Lanes) -> Options {
-    ["walk", "walk_while"].into_iter().fold(Options::new(mode), |o, name| o.uniform(name, vec![false, false, true]))
+    WALKS.into_iter().fold(Options::new(mode), |o, name| o.uniform(name, vec![false, false, true]))
 }
 
 fn camera() -> Host {
@@ -119,17 +129,18 @@ fn refilled_lanes_compute_what_the_interpreter_does() {
     let m = walk_module();
     let iterations = Arc::new(AtomicU32::new(0));
     let hosts = [("camera", camera()), ("bounce", bounce(iterations.clone()))];
-    for (name, n, depth) in ["walk", "walk_while"]
+    let counts = [vec![0u32; 4]];
+    for (name, n, depth) in WALKS
         .into_iter()
         .flat_map(|name| [(203, 8), (64, 8), (1, 8), (37, 0), (120, -1)].map(|(n, depth)| (name, n, depth)))
     {
         // -1: depth 0 in the second of every three groups of 8 lanes, else 8.
         let lanes = lanes(n, |l| if depth >= 0 { depth } else { 8 * ((l / 8) % 3 != 1) as i32 });
-        let want = common::interp(&m, name, &lanes, &[], &hosts);
+        let want = common::interp(&m, name, &lanes, &counts, &hosts);
         for &mode in common::MODES {
             let (jit, reloaded) = common::compile_and_reload(&m, &options(mode)).unwrap();
             for jit in [jit, reloaded] {
-                let got = common::run_jit(&jit, name, &lanes, &[], &hosts);
+                let got = common::run_jit(&jit, name, &lanes, &counts, &hosts);
                 common::compare(&m, name, mode, &lanes, &want, &got);
             }
         }
@@ -142,7 +153,7 @@ fn refilled_lanes_compute_what_the_interpreter_does() {
 fn the_loop_runs_with_full_groups() {
     let m = walk_module();
     let vector_modes = common::MODES.iter().copied().filter(|&mode| mode != Lanes::X1);
-    for (name, mode) in vector_modes.flat_map(|mode| ["walk", "walk_while"].map(|name| (name, mode))) {
+    for (name, mode) in vector_modes.flat_map(|mode| WALKS.map(|name| (name, mode))) {
         let w = mode.count();
         let jit = common::compile_jit(&m, &options(mode)).unwrap();
         let k = jit.function(name).unwrap();
@@ -162,7 +173,8 @@ fn the_loop_runs_with_full_groups() {
         let lanes = lanes(n, |_| 8);
         let args: Vec<u32> = (0..3).flat_map(|p| lanes.iter().map(move |l| l[p])).collect();
         let mut results = vec![0u32; 2 * n as usize];
-        k.call_batch(n as usize, &args, &mut results, &[], &ext).unwrap();
+        let mut counts = [0u32; 4];
+        k.call_batch(n as usize, &args, &mut results, &[Buffer::from_mut(&mut counts)], &ext).unwrap();
         let iterations: u32 = lanes.iter().map(|l| l[0] % 23 + 1).sum();
         assert_eq!(lanes_run.load(Ordering::Relaxed), iterations, "{name} {mode:?}");
         let bound = iterations.div_ceil(w as u32) + 23;
