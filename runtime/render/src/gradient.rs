@@ -6,10 +6,10 @@
 //! adjoint `δL_i = Σ_p δy_p w_ip / W_p`. A first pass over the samples' film positions gives
 //! `W` for this pass's seed; the second runs the integrator's reverse-mode derivative (its
 //! `@custom_bwd` adjoint) on every sample with `δL_i`, which scatter-adds into the gradient
-//! buffers `{buffer}.grad`. An integrator with a replay (`prb`'s `sample_replay`) runs instead
-//! as two kernels per batch of samples: `sample`, then the replay given `sample`'s results and
-//! the same random numbers, each walk a loop with full lane groups (a single adjoint kernel
-//! walks both in one group, most of whose lanes wait for the longest path twice). Each tile
+//! buffers `{buffer}.grad`. An integrator with a replay (`sample_replay`: `prb`, `rb`) runs
+//! instead as two kernels per batch of samples: `sample`, then the replay given `sample`'s
+//! results and the same random numbers, so that each walk is a loop with full lane groups (in
+//! a single adjoint kernel, a group's lanes wait for its longest path in each walk). Each tile
 //! has its own gradient buffers, summed in tile order as the tiles finish ([`fold_in_order`]),
 //! so gradients do not depend on the thread count.
 
