@@ -17,8 +17,11 @@ use crate::host::with_streams;
 use crate::kernel::Kernel;
 use crate::scene::Scene;
 
-/// Samples per kernel call: enough lanes to amortise the call, few enough to stay in cache.
-pub(crate) const BATCH: usize = 256;
+/// Samples per kernel call: enough lanes to amortise the call and the refill's drain at its
+/// end (16 lanes drain for as long as the longest of their last paths), few enough to stay in
+/// cache. 1024 rendered 1.5% faster than 256 at 16 lanes and the same at 4; 4096 gained no
+/// more (docs/benchmarks.md, session 37).
+pub(crate) const BATCH: usize = 1024;
 
 /// The lanes of a tile's largest batch: a tile of a low-spp pass (64 samples for 8x8 pixels at
 /// 1 spp) needs buffers for its own samples, not for a whole [`BATCH`].
