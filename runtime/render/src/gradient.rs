@@ -66,8 +66,10 @@ impl Scene {
             )));
         }
         self.update_tables()?;
-        // With a replay, the render kernel first gives each sample's (colour, valid).
-        let primal = match self.has_replay() {
+        // With a replay, the render kernel first gives each sample's (colour, valid). (A scene
+        // with AOVs renders through `sample_aovs`, whose results are more than that: it takes
+        // the adjoint, which adds the same gradients.)
+        let primal = match self.has_replay() && self.aovs.is_none() {
             true => Some(self.kernel_for(options, IntegratorKernel::Render)?),
             false => None,
         };
@@ -120,12 +122,8 @@ impl Scene {
         let tiles = film.tiles(tile_size, TileOrder::Spiral).map_err(|e| RenderError::Film(e.to_string()))?;
         pool.install(|| {
             film.render_tiles(&tiles, |block: &mut ImageBlock| {
-                self.for_each_batch(block.tile(), &sampler, spp, |_, _, positions| {
-                    for &pos in positions {
-                        block.put(pos, [0.0; 3], &[]);
-                    }
-                    Ok(())
-                })
+                self.for_each_position(block.tile(), &sampler, spp, |pos| block.put(pos, [0.0; 3], &[]));
+                Ok(())
             })
         })?;
         let weights = film.weights();

@@ -36,7 +36,7 @@ pub enum IntegratorKernel {
     Adjoint,
     /// `sample_replay`, where the integrator has it: the same arguments, `sample`'s result for
     /// the same random numbers and the adjoint of its colour, gradients as `Adjoint`
-    /// (spec/plugins.md § Integrators).
+    /// (spec/plugins.md § How scenes use plugins).
     Replay,
 }
 

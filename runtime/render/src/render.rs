@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use drs_cranelift::{Buffer, CodeGenerator, Lanes};
-use drs_film::{Film, Image, ImageBlock, Sampler, Tile, TileOrder};
+use drs_film::{Film, Image, ImageBlock, SampleStream, Sampler, Tile, TileOrder};
 use drs_geometry::math::Vec2;
 
 use crate::error::RenderError;
@@ -215,42 +215,65 @@ impl Scene {
             let args = &mut args[..ARGS * n];
             with_streams(|streams| {
                 streams.clear();
-                for first in (0..n).step_by(SEED_LANES) {
-                    // The pixel and sample index of up to SEED_LANES lanes (a short chunk
-                    // repeats its last).
-                    let samples: [((u32, u32), u32); SEED_LANES] = std::array::from_fn(|l| {
-                        let index = start + (first + l).min(n - 1);
-                        (pixels[index / spp as usize], (index % spp as usize) as u32)
-                    });
-                    let chunk = sampler.streams(samples.map(|((x, y), _)| y * width + x), samples.map(|s| s.1), 0);
-                    for ((lane, ((x, y), _)), mut stream) in (first..n).zip(samples).zip(chunk) {
-                        let [dx, dy] = stream.next_2d();
-                        let pos = [x as f32 + dx, y as f32 + dy];
-                        positions[lane] = pos;
-                        let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
-                        let lane_args = [
-                            instance,
-                            0,
-                            lane as u32,
-                            ray.o.x.to_bits(),
-                            ray.o.y.to_bits(),
-                            ray.o.z.to_bits(),
-                            ray.d.x.to_bits(),
-                            ray.d.y.to_bits(),
-                            ray.d.z.to_bits(),
-                            ray.maxt.to_bits(),
-                            0f32.to_bits(),
-                        ];
-                        for (p, &a) in lane_args.iter().enumerate() {
-                            args[p * n + lane] = a;
-                        }
-                        streams.push(stream);
+                seed_samples(sampler, &pixels, spp, width, start..start + n, |lane, pos, stream| {
+                    positions[lane] = pos;
+                    let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
+                    let lane_args = [
+                        instance,
+                        0,
+                        lane as u32,
+                        ray.o.x.to_bits(),
+                        ray.o.y.to_bits(),
+                        ray.o.z.to_bits(),
+                        ray.d.x.to_bits(),
+                        ray.d.y.to_bits(),
+                        ray.d.z.to_bits(),
+                        ray.maxt.to_bits(),
+                        0f32.to_bits(),
+                    ];
+                    for (p, &a) in lane_args.iter().enumerate() {
+                        args[p * n + lane] = a;
                     }
-                }
+                    streams.push(stream);
+                });
             });
             batch(n, args, &positions[..n])?;
         }
         Ok(())
+    }
+
+    /// The film position of each sample of `tile`, in the order of [`Self::for_each_batch`]:
+    /// its camera sample, without the ray and the arguments.
+    pub(crate) fn for_each_position(&self, tile: Tile, sampler: &Sampler, spp: u32, mut f: impl FnMut([f32; 2])) {
+        let pixels: Vec<(u32, u32)> = tile.pixels().collect();
+        let total = pixels.len() * spp as usize;
+        seed_samples(sampler, &pixels, spp, self.film.width, 0..total, |_, pos, _| f(pos));
+    }
+}
+
+/// Seeds the streams of the samples `samples` of the pixels `pixels` (`spp` samples each, pixel
+/// by pixel) and draws their camera samples: calls `lane(i, film position, stream)` for the
+/// `i`-th of them. The seeding runs [`SEED_LANES`] samples side by side.
+fn seed_samples(
+    sampler: &Sampler,
+    pixels: &[(u32, u32)],
+    spp: u32,
+    film_width: u32,
+    samples: std::ops::Range<usize>,
+    mut lane: impl FnMut(usize, [f32; 2], SampleStream),
+) {
+    let n = samples.len();
+    for first in (0..n).step_by(SEED_LANES) {
+        // The pixel and sample index of up to SEED_LANES lanes (a short chunk repeats its last).
+        let chunk: [((u32, u32), u32); SEED_LANES] = std::array::from_fn(|l| {
+            let index = samples.start + (first + l).min(n - 1);
+            (pixels[index / spp as usize], (index % spp as usize) as u32)
+        });
+        let streams = sampler.streams(chunk.map(|((x, y), _)| y * film_width + x), chunk.map(|s| s.1), 0);
+        for ((i, ((x, y), _)), mut stream) in (first..n).zip(chunk).zip(streams) {
+            let [dx, dy] = stream.next_2d();
+            lane(i, [x as f32 + dx, y as f32 + dy], stream);
+        }
     }
 }
 
