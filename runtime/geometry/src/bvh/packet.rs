@@ -134,9 +134,11 @@ pub const CLOSEST_HIT_PACKET_MIN_RAYS: u32 = 16;
 pub const ANY_HIT_PACKET_MIN_RAYS: u32 = 10;
 
 /// Subtrees entered by this many of a packet's rays or fewer are finished ray by ray. (On the
-/// BVH benchmark's Cornell box and camera rays, 2 was faster than 0, 1, 3 and 5.)
+/// BVH benchmark's Cornell box and camera rays, 2 was faster than 0, 1, 3 and 5; in renders,
+/// whose later bounces' rays are incoherent, 1 and 0 were 2% faster than 2, and 3 and 4 3% and
+/// 7% slower: docs/benchmarks.md, session 37.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-const SINGLE_RAY_BELOW: u32 = 2;
+const SINGLE_RAY_BELOW: u32 = 1;
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
