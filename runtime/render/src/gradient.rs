@@ -69,9 +69,10 @@ impl Scene {
         // With a replay, the render kernel first gives each sample's (colour, valid). (A scene
         // with AOVs renders through `sample_aovs`, whose results are more than that: it takes
         // the adjoint, which adds the same gradients.)
-        let primal = match self.has_replay() && self.aovs.is_none() {
-            true => Some(self.kernel_for(options, IntegratorKernel::Render)?),
-            false => None,
+        let primal = if self.has_replay() && self.aovs.is_none() {
+            Some(self.kernel_for(options, IntegratorKernel::Render)?)
+        } else {
+            None
         };
         let which = if primal.is_some() { IntegratorKernel::Replay } else { IntegratorKernel::Adjoint };
         let kernel = self.kernel_for(options, which)?;

@@ -23,9 +23,10 @@
 //! A lane computes exactly what it would in a group of its own, since no operation mixes lanes
 //! and every side effect is masked: results are bit for bit those of the plain wrapper. Only
 //! the order in which host functions see the samples changes, and the order of the samples'
-//! adds into buffers, so the wrapper refills only functions that store to no buffer (directly
-//! or through calls), where that order cannot show; adds can, but only in the rounding of
-//! float sums (a gradient kernel's: the order is still a function of the call's arguments).
+//! adds into buffers. The wrapper therefore refills only functions that store to no buffer
+//! (directly or through calls), since the order of stores can show. The order of adds shows
+//! only in the rounding of float sums, and it is still a function of the call's arguments, so
+//! a gradient kernel's sums stay deterministic.
 //!
 //! Values that `pre` computes (and varying parameters) belong to one sample: those the loop or
 //! `post` reads are carried around the loop beside its own values and replaced for refilled
