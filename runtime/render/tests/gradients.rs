@@ -24,12 +24,29 @@ fn library() -> Arc<PluginLibrary> {
 /// The Cornell box at 16x16 with `integrator`; max_depth 3 keeps Russian roulette (which
 /// starts at depth 5) out, so the estimator is a smooth function of the reflectances.
 fn cornell(integrator: &str) -> Scene {
-    let mut defines = Definitions::new();
-    for (k, v) in [("integrator", integrator), ("resx", "16"), ("resy", "16"), ("spp", "4"), ("max_depth", "3")] {
-        defines.set(k, v);
+    let defines = [("integrator", integrator), ("resx", "16"), ("resy", "16"), ("spp", "4"), ("max_depth", "3")];
+    cornell_box(library(), &defines)
+}
+
+/// lang-examples/cornell_box.xml with `defines`, its plugins from `library`.
+fn cornell_box(library: Arc<PluginLibrary>, defines: &[(&str, &str)]) -> Scene {
+    let mut definitions = Definitions::new();
+    for &(k, v) in defines {
+        definitions.set(k, v);
     }
-    Scene::load_file(root().join("lang-examples/cornell_box.xml"), &defines, library())
+    Scene::load_file(root().join("lang-examples/cornell_box.xml"), &definitions, library)
         .unwrap_or_else(|e| panic!("{}", e[0]))
+}
+
+/// The stdlib and a user plugin directory holding `source` as `file`.
+fn library_with_plugin(file: &str, source: &str) -> Arc<PluginLibrary> {
+    let dir = std::env::temp_dir().join(format!("drs-gradients-{file}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(file), source).unwrap();
+    let options = LibraryOptions { plugin_dirs: vec![dir.clone()], ..LibraryOptions::default() };
+    let library = PluginLibrary::load(&options).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    Arc::new(library)
 }
 
 fn options(seed: u32) -> RenderOptions<'static> {
@@ -110,25 +127,16 @@ fn prb_equals_the_reverse_mode_path_tracer_with_the_same_random_numbers() {
 /// runtime therefore differentiates through the adjoint.
 #[test]
 fn prb_replay_kernel_equals_its_single_adjoint_kernel() {
-    let dir = std::env::temp_dir().join(format!("drs-prb-single-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let prb = std::fs::read_to_string(root().join("stdlib/integrators/prb.drs")).unwrap();
     let single = prb.replace("integrator Prb ", "integrator PrbSingle ").replace("sample_replay", "replay_given_trace");
     assert_ne!(single, prb);
-    std::fs::write(dir.join("prb_single.drs"), single).unwrap();
-    let with_copy = LibraryOptions { plugin_dirs: vec![dir.clone()], ..LibraryOptions::default() };
-    let library = Arc::new(PluginLibrary::load(&with_copy).unwrap_or_else(|e| panic!("{e}")));
-    std::fs::remove_dir_all(&dir).unwrap();
+    let library = library_with_plugin("prb_single.drs", &single);
 
     let a = weights(16, 16);
     let mut grads = Vec::new();
     for (integrator, replays) in [("prb", true), ("prbsingle", false)] {
-        let mut defines = Definitions::new();
-        for (k, v) in [("integrator", integrator), ("resx", "16"), ("resy", "16"), ("spp", "4"), ("max_depth", "6")] {
-            defines.set(k, v);
-        }
-        let mut scene = Scene::load_file(root().join("lang-examples/cornell_box.xml"), &defines, library.clone())
-            .unwrap_or_else(|e| panic!("{}", e[0]));
+        let defines = [("integrator", integrator), ("resx", "16"), ("resy", "16"), ("spp", "4"), ("max_depth", "6")];
+        let mut scene = cornell_box(library.clone(), &defines);
         assert_eq!(scene.has_replay(), replays, "{integrator}");
         for key in KEYS {
             scene.params_mut().enable_grad(key).unwrap();
@@ -147,8 +155,6 @@ fn prb_replay_kernel_equals_its_single_adjoint_kernel() {
 /// misread argument.
 #[test]
 fn a_replay_of_another_signature_is_an_error() {
-    let dir = std::env::temp_dir().join(format!("drs-bad-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let plugin = r#"
 import types::*;
 import runtime::*;
@@ -166,16 +172,9 @@ integrator BadReplay {
     fn sample_replay(scene: Scene, sampler: Sampler, ray: Ray, radiance: Color, d_radiance: Color) {}
 }
 "#;
-    std::fs::write(dir.join("bad_replay.drs"), plugin).unwrap();
-    let with_plugin = LibraryOptions { plugin_dirs: vec![dir.clone()], ..LibraryOptions::default() };
-    let library = Arc::new(PluginLibrary::load(&with_plugin).unwrap_or_else(|e| panic!("{e}")));
-    std::fs::remove_dir_all(&dir).unwrap();
-    let mut defines = Definitions::new();
-    for (k, v) in [("integrator", "badreplay"), ("resx", "8"), ("resy", "8"), ("spp", "1")] {
-        defines.set(k, v);
-    }
-    let mut scene = Scene::load_file(root().join("lang-examples/cornell_box.xml"), &defines, library)
-        .unwrap_or_else(|e| panic!("{}", e[0]));
+    let library = library_with_plugin("bad_replay.drs", plugin);
+    let defines = [("integrator", "badreplay"), ("resx", "8"), ("resy", "8"), ("spp", "1")];
+    let mut scene = cornell_box(library, &defines);
     scene.params_mut().enable_grad("red.reflectance.value").unwrap();
     let e = scene.backward(&weights(8, 8), &options(1)).expect_err("an error").to_string();
     assert!(e.contains("`sample_replay` must take `sample`'s parameters"), "{e}");
