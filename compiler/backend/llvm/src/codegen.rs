@@ -5,9 +5,9 @@
 //! runs under an execution mask, as in the Cranelift backend (ARCHITECTURE.md): a varying
 //! `if` runs each region under its lanes' mask when some lane needs it (short pure regions
 //! simply run) and selects the results; a loop runs while any lane continues and keeps the
-//! values of lanes that stopped; buffer and local-array accesses are masked gathers and
-//! scatters, atomics and host calls happen for active lanes only. Inactive lanes compute
-//! unspecified values that nothing observes.
+//! values of lanes that stopped; buffer and local-array loads are gathers ([`Gathers`]) that
+//! give 0 in the lanes masked off, and stores, atomics and host calls happen for active lanes
+//! only. Inactive lanes compute unspecified values that nothing observes.
 //!
 //! Each IR function becomes an internal `fastcc` function `(context, mask, params...) ->
 //! {results...}`, and each entry a C function with [`drs_cranelift::EntryFn`]'s signature
@@ -16,6 +16,7 @@
 mod refill;
 
 use crate::llvm::{cstr, enum_attribute, string_attribute, Llvm};
+use crate::Gathers;
 use drs_cranelift::refill::refill_plan;
 use drs_cranelift::{Buffer, Context, ExternEntry, Options};
 use drs_ir::{BinaryOp, CmpOp, Const, Function, Inst, Module, Op, Region, Ty, UnaryOp, Value};
@@ -71,6 +72,7 @@ pub(crate) struct Codegen<'a> {
     vectorize_off: LLVMMetadataRef,
     /// [`Options::private_buffers`]: atomic adds as plain loads and stores.
     private_buffers: bool,
+    gathers: Gathers,
 }
 
 /// The state of one function being translated.
@@ -99,12 +101,13 @@ impl Frame<'_> {
 const NO_NAME: *const std::ffi::c_char = c"".as_ptr();
 
 impl<'a> Codegen<'a> {
-    /// Code for `options` (lanes, private buffers); `target_cpu`/`tune_cpu`/`features` as LLVM
-    /// names them.
+    /// Code for `options` (lanes, private buffers) with `gathers`; `target_cpu`/`tune_cpu`/
+    /// `features` as LLVM names them.
     pub fn new(
         llvm: &'a Llvm,
         ir: &'a Module,
         options: &Options,
+        gathers: Gathers,
         target_cpu: &str,
         tune_cpu: &str,
         features: &str,
@@ -169,6 +172,7 @@ impl<'a> Codegen<'a> {
                 loop_kind,
                 vectorize_off,
                 private_buffers,
+                gathers,
             }
         }
     }
@@ -349,15 +353,30 @@ impl<'a> Codegen<'a> {
         LLVMBuildGEP2(self.b(), self.t.i32, shifted_base, indices.as_mut_ptr(), 1, NO_NAME)
     }
 
-    /// Loads the u32 of each lane of `mask`; other lanes are 0. At one lane the load is
-    /// unconditional, so the pointer must be valid even when masked off; wider gathers read
-    /// the lanes of `mask` only.
+    /// Loads the u32 of each lane of `mask`; other lanes are 0. Where loads are unconditional
+    /// (one lane, [`Gathers::EveryLane`]), every lane's pointer must be valid even when masked
+    /// off ([`Self::addressed_index`]). Without AVX-512, LLVM's branch per lane of a masked
+    /// gather took about 40% of a kernel's time on an AMD processor (docs/benchmarks.md,
+    /// session 38).
     unsafe fn gather(&self, pointers: LLVMValueRef, mask: LLVMValueRef) -> LLVMValueRef {
+        let zero = self.i32s(0);
         if self.lanes == 1 {
             let load = LLVMBuildLoad2(self.b(), self.t.i32, pointers, NO_NAME);
             LLVMSetAlignment(load, 4);
-            return LLVMBuildSelect(self.b(), mask, load, self.i32s(0), NO_NAME);
+            return LLVMBuildSelect(self.b(), mask, load, zero, NO_NAME);
         }
+        match self.gathers {
+            Gathers::Masked => self.masked_gather(pointers, mask),
+            Gathers::EveryLane => {
+                let loaded = self.masked_gather(pointers, self.splat(LLVMConstInt(self.t.i1, 1, 0)));
+                LLVMBuildSelect(self.b(), mask, loaded, zero, NO_NAME)
+            }
+        }
+    }
+
+    /// Loads the u32 of each lane of `mask` (more than one lane) and reads no other lane's
+    /// pointer, whatever [`Gathers`] says; other lanes are 0.
+    unsafe fn masked_gather(&self, pointers: LLVMValueRef, mask: LLVMValueRef) -> LLVMValueRef {
         let align = LLVMConstInt(self.t.i32, 4, 0);
         self.intrinsic("llvm.masked.gather", &[self.t.i32s, self.t.ptrs], &[pointers, align, mask, self.i32s(0)])
     }
@@ -401,6 +420,12 @@ impl<'a> Codegen<'a> {
         slot
     }
 
+    /// The stack slots of the function's local arrays, each with an element 0 (every lane's
+    /// out-of-range index reads it: [`Self::addressed_index`]).
+    unsafe fn local_arrays(&self, frame: &Frame) -> Vec<LLVMValueRef> {
+        frame.ir.locals.iter().map(|a| self.stack_slot(frame, a.len.max(1) * self.lanes)).collect()
+    }
+
     unsafe fn block(&self, frame: &Frame, name: &str) -> LLVMBasicBlockRef {
         LLVMAppendBasicBlockInContext(self.llvm.ctx, frame.func, cstr(name).as_ptr())
     }
@@ -423,7 +448,7 @@ impl<'a> Codegen<'a> {
         for (k, p) in ir.params.iter().enumerate() {
             frame.set(p.value, LLVMGetParam(func, 2 + k as u32));
         }
-        frame.locals = ir.locals.iter().map(|a| self.stack_slot(&frame, a.len * self.lanes)).collect();
+        frame.locals = self.local_arrays(&frame);
         let mask = LLVMGetParam(func, 1);
         let yields = self.region(&mut frame, &ir.body, mask);
         if yields.is_empty() {
@@ -481,7 +506,7 @@ impl<'a> Codegen<'a> {
                     locals: Vec::new(),
                     allocas,
                 };
-                frame.locals = ir.locals.iter().map(|a| self.stack_slot(&frame, a.len * self.lanes)).collect();
+                frame.locals = self.local_arrays(&frame);
                 let io = EntryIo { args, results, groups, stride, active };
                 self.refill(&mut frame, &plan, &uniform, &flags, io, plain, exit);
             }
@@ -781,12 +806,13 @@ impl<'a> Codegen<'a> {
         (self.element_pointers(data, addressed), in_range)
     }
 
-    /// The element index each lane addresses: `index`, except at one lane, whose load is
-    /// unconditional ([`Self::gather`]), where an index out of range becomes 0. Wider gathers
-    /// and scatters touch only their enabled lanes; a select there would also cost the one-
-    /// instruction gather, since LLVM hoists the index's widening to 64 bits above it.
+    /// The element index each lane addresses: `index`, except where loads are unconditional
+    /// ([`Self::gather`]), where an index out of range becomes 0 (every buffer and local array
+    /// has an element 0). Masked gathers and scatters touch only their enabled lanes; a select
+    /// there would also cost AVX-512's one-instruction gather, since LLVM hoists the index's
+    /// widening to 64 bits above it.
     unsafe fn addressed_index(&self, in_range: LLVMValueRef, index: LLVMValueRef) -> LLVMValueRef {
-        if self.lanes == 1 {
+        if self.lanes == 1 || self.gathers == Gathers::EveryLane {
             LLVMBuildSelect(self.b(), in_range, index, self.i32s(0), NO_NAME)
         } else {
             index

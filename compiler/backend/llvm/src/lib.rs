@@ -43,15 +43,42 @@ fn version() -> String {
     format!("{} LLVM {}", h.finalize().to_hex(), llvm::version())
 }
 
+/// How kernels load a vector of buffer or local-array elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gathers {
+    /// A gather of the active lanes only: with AVX-512, one instruction that skips the lanes
+    /// masked off.
+    Masked,
+    /// Every lane loads, from its index or, out of range, from element 0, and the lanes masked
+    /// off are then zeroed. Without AVX-512 LLVM turns a masked gather into a test and a branch
+    /// per lane wherever it deems the gather instruction slow (AMD's processors); this becomes
+    /// straight-line loads instead.
+    EveryLane,
+}
+
+impl Gathers {
+    /// The kind of gather this host's kernels use.
+    pub fn for_host() -> Result<Gathers, Error> {
+        let avx512 = Target::host()?.flags.iter().any(|(name, value)| name == "has_avx512f" && value == "true");
+        Ok(if avx512 { Gathers::Masked } else { Gathers::EveryLane })
+    }
+}
+
 /// Compiles every function of `module` for this host with LLVM; entries, and the uniform
 /// parameters that decide lane refill, as `options` says. A bug of the code generator is an
 /// error, never a panic (LLVM's own fatal errors still end the process).
 pub fn compile(module: &Module, options: &Options) -> Result<NativeModule, Error> {
-    drs_cranelift::check_module(module, options)?;
-    Error::catch_codegen_panic("the LLVM code generator", || compile_checked(module, options))
+    compile_with(module, options, Gathers::for_host()?)
 }
 
-fn compile_checked(module: &Module, options: &Options) -> Result<NativeModule, Error> {
+/// [`compile`] with the given kind of gathers rather than the host's (so that tests cover both
+/// on any host).
+pub fn compile_with(module: &Module, options: &Options, gathers: Gathers) -> Result<NativeModule, Error> {
+    drs_cranelift::check_module(module, options)?;
+    Error::catch_codegen_panic("the LLVM code generator", || compile_checked(module, options, gathers))
+}
+
+fn compile_checked(module: &Module, options: &Options, gathers: Gathers) -> Result<NativeModule, Error> {
     let codegen_error = |message: String| Error::Codegen { function: String::new(), message };
     let target = Target::host()?;
     let features = llvm_features(target)?;
@@ -59,7 +86,7 @@ fn compile_checked(module: &Module, options: &Options) -> Result<NativeModule, E
     let context = llvm::Llvm::new("drs");
     machine.adopt(&context);
     let tune = llvm::Machine::host_cpu_name();
-    let mut generator = codegen::Codegen::new(&context, module, options, "x86-64", &tune, &features);
+    let mut generator = codegen::Codegen::new(&context, module, options, gathers, "x86-64", &tune, &features);
     generator.emit(options);
     if std::env::var_os("DRS_LLVM_DUMP").is_some_and(|v| v != "0") {
         eprintln!("{}", context.print());

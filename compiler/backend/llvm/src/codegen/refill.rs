@@ -136,14 +136,15 @@ impl Codegen<'_> {
         LLVMPositionBuilderAtEnd(b, drained);
         LLVMBuildCondBr(b, self.any(still), header, exit);
 
-        // Refilled lanes: their samples' arguments, `pre`, and their first loop values.
+        // Refilled lanes: their samples' arguments (masked gathers: other lanes' sample numbers
+        // may lie past the arguments), `pre`, and their first loop values.
         LLVMPositionBuilderAtEnd(b, fill);
         for (k, (p, ty)) in f.params.iter().zip(f.param_types()).enumerate() {
             if param_uniform.get(k) == Some(&true) {
                 continue;
             }
             let pointers = self.element_pointers(self.column(io.args, io.stride, k, self.i64_const(0)), sample_after);
-            frame.set(p.value, self.value_from_bits(ty, self.gather(pointers, fresh)));
+            frame.set(p.value, self.value_from_bits(ty, self.masked_gather(pointers, fresh)));
         }
         for (inst, _) in plan.pre.iter().zip(&plan.keep).filter(|(_, &k)| !k) {
             self.inst(frame, inst, fresh);
