@@ -72,6 +72,7 @@ pub(crate) struct Codegen<'a> {
     vectorize_off: LLVMMetadataRef,
     /// [`Options::private_buffers`]: atomic adds as plain loads and stores.
     private_buffers: bool,
+    /// How loads gather their lanes ([`Codegen::gather`]).
     gathers: Gathers,
 }
 
