@@ -24,6 +24,19 @@ impl Generator {
         }
     }
 
+    /// The width a kernel gets without `--lanes`: 4 with Cranelift, with LLVM as wide as this
+    /// host's vectors.
+    pub fn default_lanes(self) -> Result<Lanes, String> {
+        match self {
+            Generator::Cranelift => Ok(Lanes::X4),
+            #[cfg(feature = "llvm")]
+            Generator::Llvm => drs_llvm::native_lanes().map_err(|e| e.to_string()),
+            #[cfg(not(feature = "llvm"))]
+            // The error that this drsc has no LLVM.
+            Generator::Llvm => self.code_generator().map(|_| Lanes::X4),
+        }
+    }
+
     /// The width of `count` lanes, if this generator compiles it.
     pub fn lanes(self, count: usize) -> Result<Lanes, String> {
         match (Lanes::from_count(count), self) {
@@ -40,13 +53,18 @@ pub struct KernelArgs {
     /// The code generator of the kernel.
     #[arg(long, value_enum, default_value_t = Generator::Cranelift)]
     pub backend: Generator,
-    /// SIMD lanes of the kernel: 1, 4, 8, or 16 (LLVM only).
-    #[arg(long, default_value_t = 4)]
-    pub lanes: usize,
+    /// SIMD lanes of the kernel: 1, 4, 8, or 16 (LLVM only). Default: 4 with Cranelift; with
+    /// LLVM 16 where the processor has AVX-512, 8 where it has AVX2, 4 otherwise.
+    #[arg(long)]
+    pub lanes: Option<usize>,
 }
 
 impl KernelArgs {
     pub fn resolve(&self) -> Result<(Lanes, CodeGenerator), String> {
-        Ok((self.backend.lanes(self.lanes)?, self.backend.code_generator()?))
+        let lanes = match self.lanes {
+            Some(count) => self.backend.lanes(count)?,
+            None => self.backend.default_lanes()?,
+        };
+        Ok((lanes, self.backend.code_generator()?))
     }
 }

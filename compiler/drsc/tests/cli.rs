@@ -495,3 +495,39 @@ fn llvm_renders_every_test_scene_as_cranelift_does() {
         assert!(cranelift == llvm, "{name}: LLVM's image differs from Cranelift's");
     }
 }
+
+/// Without `--lanes`, Cranelift's kernels are 4 lanes wide and LLVM's as wide as this host's
+/// vectors.
+#[cfg(feature = "llvm")]
+#[test]
+fn default_lanes_follow_the_backend_and_the_host() {
+    let dir = scratch("default-lanes");
+    let scene = repo("lang-examples/cornell_box.xml");
+    let out = dir.join("x.exr").display().to_string();
+    let host = if is_x86_feature_detected!("avx512f") {
+        16
+    } else if is_x86_feature_detected!("avx2") {
+        8
+    } else {
+        4
+    };
+    for (backend, lanes) in [("cranelift", 4), ("llvm", host)] {
+        let o = drsc(&[
+            "render",
+            &scene,
+            "-o",
+            &out,
+            "-q",
+            "--spp",
+            "1",
+            "-D",
+            "resx=8",
+            "-D",
+            "resy=8",
+            "--backend",
+            backend,
+        ]);
+        assert!(o.status.success(), "{backend}: {}", stderr(&o));
+        assert!(stdout(&o).contains(&format!("{backend} {lanes} lanes")), "{backend}: {}", stdout(&o));
+    }
+}

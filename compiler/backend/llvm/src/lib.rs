@@ -21,7 +21,7 @@
 mod codegen;
 mod llvm;
 
-use drs_cranelift::{CodeGenerator, Error, NativeModule, ObjectFunction, Options, Target};
+use drs_cranelift::{CodeGenerator, Error, Lanes, NativeModule, ObjectFunction, Options, Target};
 use drs_ir::Module;
 
 /// This backend as the code generator of [`Options::generator`].
@@ -59,9 +59,27 @@ pub enum Gathers {
 impl Gathers {
     /// The kind of gather this host's kernels use.
     pub fn for_host() -> Result<Gathers, Error> {
-        let avx512 = Target::host()?.flags.iter().any(|(name, value)| name == "has_avx512f" && value == "true");
-        Ok(if avx512 { Gathers::Masked } else { Gathers::EveryLane })
+        Ok(if host_has("avx512f")? { Gathers::Masked } else { Gathers::EveryLane })
     }
+}
+
+/// The kernel width that suits this host's vectors: 16 lanes (one AVX-512 register per value)
+/// with AVX-512, 8 (one AVX register) with AVX2, 4 otherwise. Without AVX-512, 16 lanes take two
+/// registers per value and spill more: on a Zen 3 host 8 lanes rendered about 9% faster and
+/// path replay ran 10% faster (docs/benchmarks.md, session 39).
+pub fn native_lanes() -> Result<Lanes, Error> {
+    Ok(if host_has("avx512f")? {
+        Lanes::X16
+    } else if host_has("avx2")? {
+        Lanes::X8
+    } else {
+        Lanes::X4
+    })
+}
+
+/// Whether this host's code may use the CPU feature `name` (Cranelift's name, without `has_`).
+fn host_has(name: &str) -> Result<bool, Error> {
+    Ok(Target::host()?.features().contains(&name))
 }
 
 /// Compiles every function of `module` for this host with LLVM; entries, and the uniform
