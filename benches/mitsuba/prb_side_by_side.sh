@@ -8,9 +8,9 @@
 # Environment: RES (default 256), SPP (16), ITERS (12, at least 3), DRSC (a drsc binary instead
 # of building the release one), DRSC_ARGS (more arguments of `drsc optimize`, e.g. `--backend
 # llvm --lanes 16`), DRS_PEER_TOOLS (Mitsuba tools, default ../shared/tools).
-# Time per iteration: Mitsuba's median over iterations 2..ITERS; drsc's is
-# (time of ITERS iterations - time of 1 iteration) / (ITERS - 1), which leaves out loading and
-# compiling. Peak memory: the maximum resident set size of each process (GNU time for drsc).
+# Time per iteration: the median over iterations 2..ITERS for both (drsc reports each
+# iteration's seconds in its JSON; loading and compiling come before the first). Peak memory:
+# the maximum resident set size of each process (GNU time for drsc).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,15 +33,15 @@ source <("$tools/mitsuba-peer.sh" --env)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 "$MITSUBA_PY" "$root/benches/mitsuba/prb_iterations.py" "$scene" "$out/prb_target.exr" "$iters" "$res" "$spp"
 
-run_drsc() { # iterations -> prints "seconds peak_kib"
-  local log=$out/prb_drsc_time.txt
-  /usr/bin/time -f "%e %M" -o "$log" "$DRSC" optimize "$scene" -D "resx=$res" -D "resy=$res" -D max_depth=8 \
-    --ref "$out/prb_target.exr" --param red.reflectance.value --iters "$1" --lr 0.05 --clamp 0,1 \
-    --spp "$spp" -q -o "$out/prb_drsc_$1.json" ${DRSC_ARGS:-}
-  cat "$log"
-}
-read -r one _ < <(run_drsc 1)
-read -r all peak < <(run_drsc "$iters")
-per=$(echo "($all - $one) / ($iters - 1)" | bc -l)
-printf "drsc prb: %.3f s/iteration, peak %d MiB, red %s\n" "$per" "$((peak / 1024))" \
-  "$(python3 -c "import json; print(json.load(open('$out/prb_drsc_$iters.json'))['params']['red.reflectance.value'])")"
+log=$out/prb_drsc_time.txt
+/usr/bin/time -f "%M" -o "$log" "$DRSC" optimize "$scene" -D "resx=$res" -D "resy=$res" -D max_depth=8 \
+  --ref "$out/prb_target.exr" --param red.reflectance.value --iters "$iters" --lr 0.05 --clamp 0,1 \
+  --spp "$spp" -q -o "$out/prb_drsc.json" ${DRSC_ARGS:-}
+python3 - "$out/prb_drsc.json" "$(cat "$log")" <<'PY'
+import json, statistics, sys
+result = json.load(open(sys.argv[1]))
+times, peak_kib = result["seconds"], int(sys.argv[2])
+print(f"drsc prb: first {times[0]:.3f} s, median {statistics.median(times[1:]):.3f} s/iteration "
+      f"(mean {statistics.mean(times[1:]):.3f}), peak {peak_kib // 1024} MiB, "
+      f"red {result['params']['red.reflectance.value']}")
+PY

@@ -143,11 +143,13 @@ pub fn optimize(args: &InverseArgs, descent: &Descent) -> ExitCode {
             );
             bar
         });
-        let mut history = Vec::new();
+        let (mut history, mut seconds) = (Vec::new(), Vec::new());
         for i in 0..descent.iterations {
+            let start = std::time::Instant::now();
             let seed = args.seed.wrapping_add(2 * i);
             let (loss, gradients) = loss_and_gradients(&scene, &reference, args, seed)?;
             optimizer.step(scene.params_mut(), &gradients).map_err(fail)?;
+            seconds.push(start.elapsed().as_secs_f64());
             history.push(loss);
             match &bar {
                 Some(bar) => {
@@ -165,7 +167,7 @@ pub fn optimize(args: &InverseArgs, descent: &Descent) -> ExitCode {
         for key in &args.params {
             params.insert(key.clone(), json!(scene.params().values(key).map_err(fail)?));
         }
-        let result = json!({ "params": params, "loss": history });
+        let result = json!({ "params": params, "loss": history, "seconds": seconds });
         match descent.output {
             Some(path) => drs_film::write_atomically(path, |w| writeln!(w, "{result:#}"))
                 .map_err(|e| fail(format!("{}: {e}", path.display())))?,

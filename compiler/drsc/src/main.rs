@@ -128,7 +128,7 @@ enum Command {
         args: inverse::InverseArgs,
     },
     /// Gradient descent on scene parameters toward a reference image; writes the final
-    /// parameters and the loss history as JSON.
+    /// parameters, the loss history and each iteration's time in seconds as JSON.
     Optimize {
         #[command(flatten)]
         args: inverse::InverseArgs,

@@ -393,6 +393,8 @@ fn optimize_recovers_the_red_wall_of_the_example() {
     assert!(o.status.success(), "{}", stderr(&o));
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(json["loss"].as_array().unwrap().len(), 60);
+    let seconds = json["seconds"].as_array().unwrap();
+    assert!(seconds.len() == 60 && seconds.iter().all(|s| s.as_f64().unwrap() > 0.0), "{seconds:?}");
     let red: Vec<f64> =
         json["params"]["red.reflectance.value"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     for (r, t) in red.iter().zip([0.1, 0.45, 0.6]) {
