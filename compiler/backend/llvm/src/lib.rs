@@ -65,8 +65,8 @@ impl Gathers {
 
 /// The kernel width that suits this host's vectors: 16 lanes (one AVX-512 register per value)
 /// with AVX-512, 8 (one AVX register) with AVX2, 4 otherwise. Without AVX-512, 16 lanes take two
-/// registers per value and spill more: on a Zen 3 host 8 lanes rendered about 9% faster and
-/// path replay ran 10% faster (docs/benchmarks.md, session 39).
+/// registers per value and spill more: on a Zen 3 host 8 lanes rendered 4–8% faster
+/// (docs/benchmarks.md, session 39).
 pub fn native_lanes() -> Result<Lanes, Error> {
     Ok(if host_has("avx512f")? {
         Lanes::X16
