@@ -500,7 +500,7 @@ fn llvm_renders_every_test_scene_as_cranelift_does() {
 
 /// Without `--lanes`, Cranelift's kernels are 4 lanes wide and LLVM's as wide as this host's
 /// vectors.
-#[cfg(feature = "llvm")]
+#[cfg(all(feature = "llvm", target_arch = "x86_64"))]
 #[test]
 fn default_lanes_follow_the_backend_and_the_host() {
     let dir = scratch("default-lanes");
