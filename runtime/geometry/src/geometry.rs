@@ -35,6 +35,7 @@ impl Geometry {
     }
 
     /// The closest hit within `[0, ray.maxt]` (Mitsuba `Scene::ray_intersect_preliminary`).
+    #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
         self.bvh.intersect(&self.shapes, ray)
     }

@@ -99,6 +99,11 @@ impl Closest {
 }
 
 impl Bvh {
+    // Inline, so that callers get the hit's fields rather than an `Option<Hit>` in memory:
+    // returned, it was written by 4- and 8-byte stores and copied by 16- and 8-byte loads,
+    // which cannot take their data from the stores in flight and wait for them (1.5% of a
+    // Cornell box render on a Zen 3 host).
+    #[inline]
     pub(crate) fn intersect(&self, shapes: &[Shape], ray: &Ray) -> Option<Hit> {
         let (root, _) = self.root?;
         let mut closest = Closest::none(ray.maxt);
