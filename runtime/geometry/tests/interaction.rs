@@ -322,9 +322,10 @@ fn interaction_bits(si: &SurfaceInteraction) -> Vec<u32> {
 }
 
 /// `Geometry::surface_interactions` (1, 4, 8 and 16 lanes at once, the last two with AVX-512
-/// where the processor has it) equals `surface_interaction` lane by lane, bit for bit, on every kind of shape: meshes with vertex normals, face normals, uvs,
-/// degenerate uvs (which fall back to `coordinate_system`) and mirrored transforms, spheres
-/// and disks, with lanes that missed in between.
+/// or AVX2 where the processor has it) equals `surface_interaction` lane by lane, bit for bit,
+/// on every kind of shape: meshes with vertex normals, face normals, uvs, degenerate uvs (which
+/// fall back to `coordinate_system`) and mirrored transforms, spheres and disks, with lanes
+/// that missed in between.
 #[test]
 fn interactions_of_lanes_equal_the_scalar_ones_bit_for_bit() {
     let mut rng = Rng::new(0x5EED_4A11);
