@@ -10,8 +10,8 @@
 //!
 //! The vector path is written once, over arrays of `L` lanes ([`F32s`]) whose element-wise
 //! loops the compiler turns into vector instructions: the baseline ones (SSE on x86-64), and
-//! AVX-512 for eight or sixteen where the processor has it (the same code compiled a second
-//! time under `#[target_feature]`, chosen at run time).
+//! AVX-512, or else AVX2, for eight or sixteen where the processor has it (the same code
+//! compiled again under `#[target_feature]`, chosen at run time).
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -444,14 +444,14 @@ impl<const L: usize> TriangleLanes<L> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn interactions_avx2(&self, out: &mut SurfaceInteractions<L>) {
+    #[target_feature(enable = "avx512f")]
+    fn interactions_avx512(&self, out: &mut SurfaceInteractions<L>) {
         self.interactions(out);
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    fn interactions_avx512(&self, out: &mut SurfaceInteractions<L>) {
+    #[target_feature(enable = "avx2")]
+    fn interactions_avx2(&self, out: &mut SurfaceInteractions<L>) {
         self.interactions(out);
     }
 
