@@ -424,9 +424,9 @@ impl<const L: usize> TriangleLanes<L> {
     }
 
     /// [`Self::interactions`] in the widest vector instructions this processor has: compiled
-    /// for AVX-512 or else AVX2 (eight lanes per instruction) when there are eight lanes or
-    /// more and the processor has it, for baseline x86-64 (SSE, four lanes per instruction)
-    /// otherwise. The results are the same bits: no fused multiply-adds are enabled. (Out of
+    /// for AVX-512 (sixteen lanes per instruction) or else AVX2 (eight) when there are eight
+    /// lanes or more and the processor has it, for baseline x86-64 (SSE, four lanes per
+    /// instruction) otherwise. The results are the same bits: no fused multiply-adds are enabled. (Out of
     /// line: inlined into the host's code, the four-lane path ran slower.)
     #[inline(never)]
     fn interactions_for_this_cpu(&self, out: &mut SurfaceInteractions<L>) {
