@@ -426,19 +426,20 @@ impl<const L: usize> TriangleLanes<L> {
     /// [`Self::interactions`] in the widest vector instructions this processor has: compiled
     /// for AVX-512 (sixteen lanes per instruction) or else AVX2 (eight) when there are eight
     /// lanes or more and the processor has it, for baseline x86-64 (SSE, four lanes per
-    /// instruction) otherwise. The results are the same bits: no fused multiply-adds are enabled. (Out of
-    /// line: inlined into the host's code, the four-lane path ran slower.)
+    /// instruction) otherwise. The results are the same bits: no fused multiply-adds are
+    /// enabled. (Out of line: inlined into the host's code, the four-lane path ran slower.)
     #[inline(never)]
     fn interactions_for_this_cpu(&self, out: &mut SurfaceInteractions<L>) {
         #[cfg(target_arch = "x86_64")]
-        if L >= 8 && std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor has AVX-512.
-            return unsafe { self.interactions_avx512(out) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if L >= 8 && std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2.
-            return unsafe { self.interactions_avx2(out) };
+        if L >= 8 {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the processor has AVX-512.
+                return unsafe { self.interactions_avx512(out) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2.
+                return unsafe { self.interactions_avx2(out) };
+            }
         }
         self.interactions(out);
     }
