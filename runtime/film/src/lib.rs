@@ -29,6 +29,6 @@ pub use filter::{ReconstructionFilter, MAX_FILTER_RADIUS};
 pub use image::Image;
 pub use load::{load_exr, load_image, load_image_raw};
 pub use ordered::fold_in_order;
-pub use sampler::{stratified_sample_count, Pcg32, SampleStream, Sampler, SamplerKind};
+pub use sampler::{stratified_sample_count, SampleStream, Sampler, SamplerKind, Xoshiro128};
 pub use save::{write_atomically, write_image};
 pub use tiles::{tiles, Tile, TileOrder};

@@ -1,27 +1,29 @@
-//! PCG32 against the reference generator, uniformity of both samplers, stratification, replay
-//! and independence of streams.
+//! xoshiro128** against the reference generator, uniformity of both samplers, stratification,
+//! replay and independence of streams.
 
 mod common;
 
 use std::collections::HashSet;
 
 use common::{assert_uniform_1d, assert_uniform_2d};
-use drs_film::{stratified_sample_count, FilmError, Pcg32, Sampler, SamplerKind};
+use drs_film::{stratified_sample_count, FilmError, SampleStream, Sampler, SamplerKind, Xoshiro128};
 
 #[test]
-fn pcg32_matches_the_reference_implementation() {
-    // pcg32-demo from O'Neill's pcg-c-basic: pcg32_srandom_r(&rng, 42, 54).
-    let mut rng = Pcg32::new(42, 54);
-    let expected = [0xa15c02b7, 0x7b47f409, 0xba1d3330, 0x83d2f293, 0xbfa4784b, 0xcbed606e];
+fn xoshiro128_matches_the_reference_implementation() {
+    // Blackman and Vigna's xoshiro128starstar.c from the state {1, 2, 3, 4}.
+    let mut rng = Xoshiro128::from_words([1, 2, 3, 4]);
+    let expected = [11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849];
     for value in expected {
         assert_eq!(rng.next_u32(), value);
     }
+    // The all-zero state, which never leaves itself, is replaced.
+    assert_ne!(Xoshiro128::from_words([0; 4]).words(), [0; 4]);
 }
 
 #[test]
-fn pcg32_floats_are_the_top_24_bits() {
-    let mut bits = Pcg32::new(7, 3);
-    let mut floats = Pcg32::new(7, 3);
+fn xoshiro128_floats_are_the_top_24_bits() {
+    let mut bits = Xoshiro128::from_words([7, 3, 0, 9]);
+    let mut floats = bits;
     for _ in 0..1000 {
         let expected = (bits.next_u32() >> 8) as f32 / 16_777_216.0;
         assert_eq!(floats.next_f32(), expected);
@@ -295,4 +297,23 @@ fn split_streams_are_replayable_and_unrelated_to_their_parent() {
         (0..4).map(|_| first.next_1d()).collect::<Vec<_>>(),
         (0..4).map(|_| second.next_1d()).collect::<Vec<_>>()
     );
+}
+
+/// An independent stream rebuilt from its generator's words continues exactly where it was, and so
+/// does a split of it; a stratified stream has no such words.
+#[test]
+fn streams_rebuilt_from_their_words_continue_where_they_were() {
+    let sampler = Sampler::independent(4, 3).unwrap();
+    for pixel in [0, 1, 977, u32::MAX] {
+        let mut stream = sampler.stream(pixel, 2, 1);
+        stream.next_2d();
+        let words = stream.words().expect("independent streams have words");
+        let mut rebuilt = SampleStream::from_words(words);
+        assert_eq!(rebuilt, stream);
+        let (ours, theirs): (Vec<f32>, Vec<f32>) = (0..8).map(|_| (stream.next_1d(), rebuilt.next_1d())).unzip();
+        assert_eq!(ours, theirs);
+        assert_eq!(SampleStream::from_words(stream.words().unwrap()).split(), stream.split());
+    }
+    let stratified = Sampler::stratified(4, 3, true).unwrap();
+    assert_eq!(stratified.stream(5, 0, 0).words(), None);
 }

@@ -20,10 +20,10 @@ use drs_cranelift::Buffer;
 use drs_film::{fold_in_order, Film, Image, ImageBlock, TileOrder};
 
 use crate::error::RenderError;
-use crate::host::with_streams;
 use crate::kernel::IntegratorKernel;
 use crate::render::{batch_lanes, tile_count, tile_size, RenderOptions, ARGS, RESULTS};
 use crate::scene::Scene;
+use crate::streams::{with_host_streams, HostStreams};
 
 /// Suffix of the gradient buffer of a parameter buffer (spec/derivatives.md § Scene parameters).
 const GRAD_SUFFIX: &str = ".grad";
@@ -163,20 +163,23 @@ impl Scene {
                 let mut args = vec![0u32; width * lanes];
                 let mut results = vec![0u32; result_count * lanes];
                 let mut primal_results = vec![0u32; out_args * lanes];
-                let mut streams = Vec::new();
-                self.for_each_batch(tile, &sampler, spp, |n, primal, positions| {
+                let mut saved = (HostStreams::default(), Vec::new());
+                self.for_each_batch(tile, &sampler, spp, |n, primal, positions, streams| {
                     let args = &mut args[..width * n];
                     args[..ARGS * n].copy_from_slice(primal);
                     args[ARGS * n..].fill(0);
                     if let Some((kernel, entry, buffers)) = &primal_entry {
                         // The replay draws the random numbers `sample` drew: from the streams
                         // as they were before it.
-                        with_streams(|s| streams.clone_from(s));
+                        with_host_streams(|s| saved.0.clone_from(s));
+                        saved.1.clear();
+                        saved.1.extend_from_slice(streams);
                         let out = &mut primal_results[..out_args * n];
                         entry
-                            .call_batch(n, primal, out, buffers, &kernel.externs)
+                            .call_batch(n, primal, out, &kernel.with_streams(buffers, streams), &kernel.externs)
                             .map_err(|e| RenderError::Kernel(e.to_string()))?;
-                        with_streams(|s| s.clone_from(&streams));
+                        with_host_streams(|s| s.clone_from(&saved.0));
+                        streams.copy_from_slice(&saved.1);
                         args[ARGS * n..(ARGS + out_args) * n].copy_from_slice(out);
                     }
                     let first_adjoint = ARGS + out_args;
@@ -186,6 +189,7 @@ impl Scene {
                             args[(first_adjoint + c) * n + lane] = v.to_bits();
                         }
                     }
+                    let buffers = kernel.with_streams(&buffers, streams);
                     entry
                         .call_batch(n, args, &mut results[..result_count * n], &buffers, &kernel.externs)
                         .map_err(|e| RenderError::Kernel(e.to_string()))

@@ -1,6 +1,7 @@
 //! The host functions kernels call (`stdlib/runtime.drs`): ray tracing against the scene's
-//! BVH, shape sampling for area emitters, and the per-lane sample streams. (Emitter selection
-//! reads the scene's emitter table in compiled code: `link::EMITTER_TABLE_FUNCTIONS`.)
+//! BVH, shape sampling for area emitters, and the sample streams the host keeps
+//! (`streams.rs`; emitter selection and most random numbers are compiled code:
+//! `link::EMITTER_TABLE_FUNCTIONS`, `streams::sampler_function`).
 //!
 //! Every function runs once per lane group: it reads each active lane's arguments as 32-bit
 //! patterns and returns that lane's results (most through
@@ -13,7 +14,6 @@
 //! fails to bind instead of getting scrambled results. Handles out of range give the null
 //! answer; nothing here panics on kernel input.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use drs_cranelift::{Externs, LaneGroup};
@@ -27,29 +27,7 @@ use drs_lower::{FnLayout, LoweredProgram};
 
 use crate::link::NULL_HANDLE;
 use crate::scene::SceneGeometry;
-
-thread_local! {
-    /// The sample streams of the lanes the current thread runs; a `Sampler` handle is an
-    /// index into it (see [`with_streams`]).
-    static STREAMS: RefCell<Vec<SampleStream>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` with this thread's sample streams (the kernel's `Sampler` handles index them).
-pub(crate) fn with_streams<R>(f: impl FnOnce(&mut Vec<SampleStream>) -> R) -> R {
-    STREAMS.with(|s| f(&mut s.borrow_mut()))
-}
-
-/// Appends the stream `derive` makes from stream `handle` to `streams` and returns its handle
-/// (`handle` itself when it names no stream).
-fn derive_stream(streams: &mut Vec<SampleStream>, handle: u32, derive: impl Fn(&SampleStream) -> SampleStream) -> u32 {
-    match streams.get(handle as usize).map(derive) {
-        Some(stream) => {
-            streams.push(stream);
-            streams.len() as u32 - 1
-        }
-        None => handle,
-    }
-}
+use crate::streams::with_host_streams;
 
 /// Fields of `SurfaceInteraction` (stdlib/types.drs) in declaration order, in which
 /// [`intersect_lanes`] fills them: first the columns of [`SurfaceInteractions`] in its field order.
@@ -246,23 +224,27 @@ pub(crate) fn bind(
         let name = decl.name.as_str();
         let s = scene.clone();
         match name {
-            "Sampler::next_1d" => externs.bind_group(name, |g| {
-                with_streams(|st| {
-                    g.map_lanes(|[stream]| [st.get_mut(stream as usize).map_or(0.0, |s| s.next_1d()).to_bits()])
+            "Sampler::host_next_1d" => externs.bind_group(name, |g| {
+                with_host_streams(|st| g.map_lanes(|[h]| [st.get_mut(h).map_or(0.0, |s| s.next_1d()).to_bits()]))
+            }),
+            "Sampler::host_next_2d" => externs.bind_group(name, |g| {
+                with_host_streams(|st| {
+                    g.map_lanes(|[h]| st.get_mut(h).map_or([0.0; 2], |s| s.next_2d()).map(f32::to_bits))
                 })
             }),
-            "Sampler::next_2d" => externs.bind_group(name, |g| {
-                with_streams(|st| {
-                    g.map_lanes(|[stream]| {
-                        st.get_mut(stream as usize).map_or([0.0; 2], |s| s.next_2d()).map(f32::to_bits)
-                    })
-                })
+            "Sampler::host_clone" => externs.bind(name, |args, out| {
+                out[0] = with_host_streams(|st| st.derive(args[0], SampleStream::clone));
             }),
-            "Sampler::clone" => externs.bind(name, |args, out| {
-                out[0] = with_streams(|st| derive_stream(st, args[0], SampleStream::clone));
+            "Sampler::host_split" => externs.bind(name, |args, out| {
+                out[0] = with_host_streams(|st| st.derive(args[0], SampleStream::split));
             }),
-            "Sampler::split" => externs.bind(name, |args, out| {
-                out[0] = with_streams(|st| derive_stream(st, args[0], SampleStream::split));
+            "Sampler::clone_words" => externs.bind(name, |args, out| {
+                let words = [args[0], args[1], args[2], args[3]];
+                out[0] = with_host_streams(|st| st.push(SampleStream::from_words(words)));
+            }),
+            "Sampler::split_words" => externs.bind(name, |args, out| {
+                let words = [args[0], args[1], args[2], args[3]];
+                out[0] = with_host_streams(|st| st.push(SampleStream::from_words(words).split()));
             }),
             "Scene::intersect" => {
                 check_fields(program, name, &SI_FIELDS)?;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use drs_cranelift::{Externs, Jit, KernelCache, Options};
+use drs_cranelift::{Buffer, Externs, Jit, KernelCache, Options};
 use drs_ir::FuncId;
 use drs_opt::OptLevel;
 use drs_sema::program::{FnId, Program};
@@ -14,12 +14,15 @@ use crate::error::RenderError;
 use crate::link::EntryMode;
 use crate::render::RenderOptions;
 use crate::scene::Scene;
+use crate::streams::{keep_stream_in_values, SAMPLE_STREAMS};
 
 pub struct Kernel {
     pub(crate) jit: Arc<Jit>,
     pub(crate) externs: Externs,
     /// The names of the module's buffers, in order.
     pub(crate) buffers: Vec<String>,
+    /// Which of them holds the sample streams that compiled code draws from (`streams.rs`).
+    sample_streams: Option<usize>,
     /// The entry function: see [`IntegratorKernel`]; for a table (`tabulate.rs`), the
     /// tabulated method, (instance, x) -> value.
     pub(crate) entry: FuncId,
@@ -112,17 +115,31 @@ impl Scene {
         let options = options.uniform(name.clone(), uniform.to_vec()).entry(name);
         // Keyed on the linked module: a kernel in the cache costs no optimisation.
         let level = OptLevel::Default;
-        let preparation = format!("drs_opt::prepare_kernel({level:?})");
+        let preparation = format!("drs_opt::prepare_kernel({level:?}), streams::keep_stream_in_values");
         let jit = KernelCache::global()
             .get_or_prepare(&linked.module, preparation.as_bytes(), &options, |module| {
-                drs_opt::prepare_kernel(module, level, entry)
+                let mut module = drs_opt::prepare_kernel(module, level, entry);
+                keep_stream_in_values(&mut module);
+                module
             })
             .map_err(|e| RenderError::Compile(e.to_string()))?;
         let mut externs = jit.externs();
         crate::host::bind(&mut externs, jit.extern_decls(), program, self.geometry.clone())
             .map_err(|e| RenderError::Link(e.to_string()))?;
-        let buffers = jit.buffers().iter().map(|b| b.name.clone()).collect();
-        Ok(Kernel { jit, externs, buffers, entry })
+        let buffers: Vec<String> = jit.buffers().iter().map(|b| b.name.clone()).collect();
+        let sample_streams = buffers.iter().position(|name| name == SAMPLE_STREAMS);
+        Ok(Kernel { jit, externs, buffers, sample_streams, entry })
+    }
+}
+
+impl Kernel {
+    /// The kernel's `buffers` with `streams`, a batch's sample-stream buffer, in its place.
+    pub(crate) fn with_streams<'a>(&self, buffers: &[Buffer<'a>], streams: &'a mut [u32]) -> Vec<Buffer<'a>> {
+        let mut buffers = buffers.to_vec();
+        if let Some(slot) = self.sample_streams {
+            buffers[slot] = Buffer::from_mut(streams);
+        }
+        buffers
     }
 }
 

@@ -9,7 +9,9 @@
 //! - `link.rs`: the scene's integrator and plugin types linked into one kernel (dispatch on
 //!   handles, host derivatives; plugins nested in plugins of their kind unrolled to a bounded
 //!   depth by `nesting.rs`); `kernel.rs` compiles it through the kernel cache and binds
-//!   the host functions of `host.rs` (ray tracing, emitter selection, sample streams).
+//!   the host functions of `host.rs` (ray tracing, shape sampling, the host's sample
+//!   streams); `streams.rs`: where kernels draw their random numbers, most of them in
+//!   compiled code.
 //!   `tabulate.rs` computes the tables of plugin methods (`@derived(tabulate | mean, ..)`)
 //!   with kernels of their own before every pass; `derive.rs` the other derived tensors.
 //! - `render.rs`: the render loop, tiles in parallel, deterministic for a seed.
@@ -44,6 +46,7 @@ mod params;
 mod render;
 mod scene;
 mod sensor;
+mod streams;
 mod tabulate;
 
 pub use aov::{parse_aovs, AovChannels};

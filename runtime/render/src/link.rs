@@ -25,6 +25,8 @@ use drs_opt::util::{callees, walk_insts, walk_insts_mut};
 use drs_sema::program::{FnId, PluginId};
 use drs_sema::types::PluginKind;
 
+use crate::streams::{sampler_function, HOST_SAMPLER_FUNCTIONS, SAMPLER_FUNCTIONS};
+
 /// Bits of a handle that hold the instance index; the plugin type's tag is above them.
 pub const TAG_SHIFT: u32 = 24;
 /// The most instances one plugin type can have in a scene.
@@ -39,17 +41,10 @@ pub fn handle(tag: u32, instance: u32) -> u32 {
     (tag << TAG_SHIFT) | instance
 }
 
-/// The host functions the runtime provides to kernels (`stdlib/runtime.drs`).
-pub const HOST_FUNCTIONS: [&str; 8] = [
-    "Sampler::next_1d",
-    "Sampler::next_2d",
-    "Sampler::clone",
-    "Sampler::split",
-    "Scene::intersect",
-    "Scene::ray_test",
-    "shape_sample_position",
-    "shape_pdf_position",
-];
+/// The host functions the runtime provides to kernels (`stdlib/runtime.drs`), besides the
+/// ones behind the `Sampler` methods ([`HOST_SAMPLER_FUNCTIONS`]).
+pub const HOST_FUNCTIONS: [&str; 4] =
+    ["Scene::intersect", "Scene::ray_test", "shape_sample_position", "shape_pdf_position"];
 
 /// The `Scene` methods of `stdlib/runtime.drs` that only read the scene's emitter list: the
 /// linker writes them as IR over the [`EMITTER_TABLE`] buffer, so that compiled code reads
@@ -156,6 +151,7 @@ enum ExternRole<'n> {
     Derivative { mode: Mode, primal: &'n str },
     Null,
     EmitterTable,
+    SampleStream,
     Host,
 }
 
@@ -171,7 +167,10 @@ fn role(name: &str) -> Option<ExternRole<'_>> {
     if EMITTER_TABLE_FUNCTIONS.contains(&name) {
         return Some(ExternRole::EmitterTable);
     }
-    if HOST_FUNCTIONS.contains(&name) {
+    if SAMPLER_FUNCTIONS.contains(&name) {
+        return Some(ExternRole::SampleStream);
+    }
+    if HOST_FUNCTIONS.contains(&name) || HOST_SAMPLER_FUNCTIONS.contains(&name) {
         return Some(ExternRole::Host);
     }
     let (kind, method) = name.split_once("::")?;
@@ -247,6 +246,10 @@ impl Linker<'_> {
             Some(ExternRole::Null) => self.add_function(null_function(&decl)),
             Some(ExternRole::EmitterTable) => {
                 let f = emitter_table_function(&mut self.module, &decl)?;
+                self.add_function(f)
+            }
+            Some(ExternRole::SampleStream) => {
+                let f = sampler_function(&mut self.module, &decl)?;
                 self.add_function(f)
             }
             Some(ExternRole::Dispatch { kind, method }) => {

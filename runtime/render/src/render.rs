@@ -13,9 +13,9 @@ use drs_film::{Film, Image, ImageBlock, SampleStream, Sampler, Tile, TileOrder};
 use drs_geometry::math::Vec2;
 
 use crate::error::RenderError;
-use crate::host::with_streams;
 use crate::kernel::Kernel;
 use crate::scene::Scene;
+use crate::streams::BatchStreams;
 
 /// Samples per kernel call: enough lanes to amortise the call and the refill's drain at its
 /// end (16 lanes drain for as long as the longest of their last paths), few enough to stay in
@@ -102,9 +102,9 @@ impl Scene {
         let done = AtomicU64::new(0);
         let total = tiles.len() as u64;
         let render_tile = |block: &mut ImageBlock| -> Result<(), RenderError> {
-            self.render_block(block, &sampler, spp, |n, args, results| {
+            self.render_block(block, &sampler, spp, |n, args, results, streams| {
                 entry
-                    .call_batch(n, args, results, &buffers, &kernel.externs)
+                    .call_batch(n, args, results, &kernel.with_streams(&buffers, streams), &kernel.externs)
                     .map_err(|e| RenderError::Kernel(e.to_string()))
             })?;
             let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -118,7 +118,8 @@ impl Scene {
         Ok(film.develop())
     }
 
-    /// The kernel's buffers: the scene's parameter buffers it reads, in its order.
+    /// The kernel's buffers: the scene's parameter buffers it reads, in its order (its
+    /// sample streams empty: [`Kernel::with_streams`] gives each batch its own).
     pub(crate) fn param_buffers(&self, kernel: &Kernel) -> Vec<Buffer<'_>> {
         kernel.buffers.iter().map(|name| Buffer::new(self.params.buffer(name))).collect()
     }
@@ -165,22 +166,22 @@ impl Scene {
         Ok(pool)
     }
 
-    /// Runs every sample of the block's tile through `run(n, args, results)` and splats the
-    /// resulting colours into the block.
+    /// Runs every sample of the block's tile through `run(n, args, results, streams)` and
+    /// splats the resulting colours into the block.
     fn render_block(
         &self,
         block: &mut ImageBlock,
         sampler: &Sampler,
         spp: u32,
-        run: impl Fn(usize, &[u32], &mut [u32]) -> Result<(), RenderError>,
+        run: impl Fn(usize, &[u32], &mut [u32], &mut [u32]) -> Result<(), RenderError>,
     ) -> Result<(), RenderError> {
         let aov_values = self.aovs.as_ref().map(|a| a.values.as_slice()).unwrap_or_default();
         let width = self.result_width();
         let mut results = vec![0u32; width * batch_lanes(block.tile(), spp)];
         let mut extra = vec![0f32; aov_values.len()];
-        self.for_each_batch(block.tile(), sampler, spp, |n, args, positions| {
+        self.for_each_batch(block.tile(), sampler, spp, |n, args, positions, streams| {
             let results = &mut results[..width * n];
-            run(n, args, results)?;
+            run(n, args, results, streams)?;
             for (lane, &pos) in positions.iter().enumerate() {
                 let rgb = [0, 1, 2].map(|c| f32::from_bits(results[c * n + lane]));
                 for (e, &k) in extra.iter_mut().zip(aov_values) {
@@ -193,15 +194,16 @@ impl Scene {
     }
 
     /// Prepares the samples of `tile` in batches of at most [`BATCH`] lanes and hands each to
-    /// `batch(n, args, positions)`: the kernel's primal arguments ([`ARGS`] per lane,
-    /// parameter-major: `args[p * n + lane]`) and each sample's film position. The lanes'
-    /// sample streams are in this thread's table, the camera sample already drawn from them.
+    /// `batch(n, args, positions, streams)`: the kernel's primal arguments ([`ARGS`] per lane,
+    /// parameter-major: `args[p * n + lane]`), each sample's film position and the contents of
+    /// the batch's sample-stream buffer (`streams.rs`; stratified streams are in this thread's
+    /// host streams instead), the camera sample already drawn from the streams.
     pub(crate) fn for_each_batch(
         &self,
         tile: Tile,
         sampler: &Sampler,
         spp: u32,
-        mut batch: impl FnMut(usize, &[u32], &[[f32; 2]]) -> Result<(), RenderError>,
+        mut batch: impl FnMut(usize, &[u32], &[[f32; 2]], &mut [u32]) -> Result<(), RenderError>,
     ) -> Result<(), RenderError> {
         let pixels: Vec<(u32, u32)> = tile.pixels().collect();
         let total = pixels.len() * spp as usize;
@@ -210,11 +212,12 @@ impl Scene {
         let lanes = batch_lanes(tile, spp);
         let mut args = vec![0u32; ARGS * lanes];
         let mut positions = vec![[0f32; 2]; lanes];
+        let mut stream_words = Vec::new();
         for start in (0..total).step_by(BATCH) {
             let n = BATCH.min(total - start);
             let args = &mut args[..ARGS * n];
-            with_streams(|streams| {
-                streams.clear();
+            {
+                let mut streams = BatchStreams::start(&mut stream_words, n, sampler);
                 seed_samples(sampler, &pixels, spp, width, start..start + n, |lane, pos, stream| {
                     positions[lane] = pos;
                     let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
@@ -234,10 +237,10 @@ impl Scene {
                     for (p, &a) in lane_args.iter().enumerate() {
                         args[p * n + lane] = a;
                     }
-                    streams.push(stream);
+                    streams.add(stream);
                 });
-            });
-            batch(n, args, &positions[..n])?;
+            }
+            batch(n, args, &positions[..n], &mut stream_words)?;
         }
         Ok(())
     }

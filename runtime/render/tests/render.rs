@@ -302,3 +302,68 @@ integrator Probe {
     assert_eq!(&image.pixel(0, 0)[..3], &[0.0; 3]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Kernels draw the numbers of the scene's sampler to the bit, wherever the stream lives (an
+/// independent sampler's in compiled code, a stratified one's on the host, derived streams on
+/// the host): a probe integrator's draws, cloned and split streams included, equal those of
+/// `drs_film::Sampler` for every pixel, in every lane mode.
+#[test]
+fn kernels_draw_the_samplers_numbers() {
+    let dir = std::env::temp_dir().join(format!("drs-render-draws-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("draws.drs"),
+        r#"
+integrator Draws {
+    fn sample(scene: Scene, sampler: Sampler, ray: Ray) -> (Color, bool) {
+        let first = sampler.next_1d();
+        let replay = sampler.clone();
+        let pair = sampler.next_2d();
+        let again = replay.next_2d();
+        let side = sampler.split();
+        let aside = side.next_1d() + side.next_1d();
+        let last = sampler.next_1d() + replay.next_1d();
+        (Color(first + pair.x, aside, select(pair == again, last + pair.y, -1.0)), true)
+    }
+}
+"#,
+    )
+    .unwrap();
+    let library =
+        Arc::new(PluginLibrary::load(&LibraryOptions { stdlib_dir: None, plugin_dirs: vec![dir.clone()] }).unwrap());
+    let (width, height, seed) = (7u32, 5u32, 11u32);
+    for sampler in ["independent", "stratified"] {
+        let text = std::fs::read_to_string(root().join("tests/scenes/white_furnace.xml"))
+            .unwrap()
+            .replace(r#"<integrator type="path">"#, r#"<integrator type="draws">"#)
+            .replace(r#"<integer name="max_depth" value="-1"/>"#, "")
+            .replace(r#"<sampler type="independent">"#, &format!(r#"<sampler type="{sampler}">"#));
+        let mut definitions = Definitions::new();
+        definitions.set("resx", width.to_string()).set("resy", height.to_string());
+        let scene =
+            Scene::load_str(&text, root().join("tests/scenes/draws.xml"), &definitions, library.clone()).unwrap();
+        let generator = match sampler {
+            "independent" => drs_film::Sampler::independent(1, seed).unwrap(),
+            _ => drs_film::Sampler::stratified(1, seed, true).unwrap(),
+        };
+        for lanes in [drs_render::Lanes::X1, drs_render::Lanes::X4, drs_render::Lanes::X8] {
+            let options =
+                RenderOptions { spp: Some(1), seed: Some(seed), threads: Some(1), lanes, ..RenderOptions::default() };
+            let image = scene.render(&options).expect("renders");
+            for (x, y) in (0..height).flat_map(|y| (0..width).map(move |x| (x, y))) {
+                let mut stream = generator.stream(y * width + x, 0, 0);
+                stream.next_2d();
+                let first = stream.next_1d();
+                let mut replay = stream.clone();
+                let pair = stream.next_2d();
+                let mut side = stream.split();
+                let aside = side.next_1d() + side.next_1d();
+                replay.next_2d();
+                let last = stream.next_1d() + replay.next_1d();
+                let expected = [first + pair[0], aside, last + pair[1]];
+                assert_eq!(&image.pixel(x, y)[..3], &expected, "{sampler}, {lanes:?}, pixel ({x}, {y})");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,22 +3,25 @@
 //! regenerated exactly (path replay re-runs a sample in the adjoint pass) and a rendering does
 //! not depend on how pixels are distributed over threads.
 //!
-//! Seeding: TEA, keyed by (seed, pass), encrypts the block (pixel, sample) into the PCG32's
-//! initial state and, under a second key, into its stream; being a bijection for a fixed key,
-//! it gives every sample of a pass its own state. The stratified sampler's permutation seed is
+//! Each sample draws from its own xoshiro128** generator. Seeding: TEA, keyed by (seed, pass),
+//! encrypts the block (pixel, sample) into the first half of the generator's state and, under a
+//! second key, into the second half; being a bijection for a fixed key, it gives every sample of
+//! a pass its own state. (Until session 42 the generator was PCG32, Mitsuba's; xoshiro128** is
+//! as good statistically and cheaper in the 32-bit lanes of compiled code, which draw from it
+//! directly.) The stratified sampler's permutation seed is
 //! the encryption of (pixel, 0) under a third key, shared by the pixel's samples; dimension `d`
 //! permutes with the encryption of (that seed, d) under a fourth. (Mitsuba uses `seed + d`; with
 //! Kensler's permutation, consecutive seeds give related permutations, so consecutive dimensions
 //! come out correlated, which `tests/samplers.rs` checks for.)
 
 mod hash;
-mod pcg32;
+mod xoshiro128;
 
-pub use pcg32::Pcg32;
+pub use xoshiro128::Xoshiro128;
 
 use crate::FilmError;
 use hash::{permute, tea, tea_lanes};
-use pcg32::F32_UNIT;
+use xoshiro128::F32_UNIT;
 
 const TEA_ROUNDS: u32 = 8;
 // Fixed key words that separate the derived values: the key of Zafar et al., then the SHA-256
@@ -32,7 +35,7 @@ const SPLIT_KEY: [u32; 4] = [0x1f83_d9ab, 0x5be0_cd19, 0xcbbb_9d5d, 0x629a_292a]
 /// Which of Mitsuba's samplers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SamplerKind {
-    /// Independent uniform numbers from PCG32 (`independent`).
+    /// Independent uniform numbers from xoshiro128** (`independent`).
     Independent,
     /// One sample per stratum in every dimension (`stratified`): 1D values fall one into each
     /// of `sample_count` equal intervals, 2D points one into each cell of a
@@ -99,7 +102,7 @@ impl Sampler {
             SamplerKind::Stratified { .. } => tea_lanes(pixels, [0; N], key(PERMUTATION_KEY), TEA_ROUNDS).0,
         };
         std::array::from_fn(|l| {
-            let rng = Pcg32::new(join(state.0[l], state.1[l]), join(stream.0[l], stream.1[l]));
+            let rng = Xoshiro128::from_words([state.0[l], state.1[l], stream.0[l], stream.1[l]]);
             let strata = match self.kind {
                 SamplerKind::Independent => None,
                 SamplerKind::Stratified { jitter } => Some(Strata {
@@ -133,7 +136,7 @@ pub fn stratified_sample_count(requested: u32) -> Result<u32, FilmError> {
 /// replay the sample.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SampleStream {
-    rng: Pcg32,
+    rng: Xoshiro128,
     strata: Option<Strata>,
 }
 
@@ -167,15 +170,26 @@ impl SampleStream {
     /// sample splits off the same streams. Radiative backpropagation draws its independent
     /// radiance estimates from such streams. The new stream is independent (not stratified).
     pub fn split(&self) -> SampleStream {
-        let (state, increment) = self.rng.words();
-        let halves = |word: u64| (word as u32, (word >> 32) as u32);
-        let (state_low, state_high) = halves(state);
-        let (increment_low, increment_high) = halves(increment);
-        // Encrypting both words with a key of their own keeps the new (state, stream) pair
-        // apart from every pair that seeding or another split produces.
-        let state = tea(state_low ^ increment_low, state_high ^ increment_high, SPLIT_KEY, TEA_ROUNDS);
-        let stream = tea(state.0, state.1, SPLIT_KEY, TEA_ROUNDS);
-        SampleStream { rng: Pcg32::new(join(state.0, state.1), join(stream.0, stream.1)), strata: None }
+        let [a, b, c, d] = self.rng.words();
+        // The state encrypted in CBC mode (a bijection of states) under a key of its own, which
+        // keeps the new state apart from those that seeding or another split produces.
+        let first = tea(a, b, SPLIT_KEY, TEA_ROUNDS);
+        let second = tea(c ^ first.0, d ^ first.1, SPLIT_KEY, TEA_ROUNDS);
+        SampleStream { rng: Xoshiro128::from_words([first.0, first.1, second.0, second.1]), strata: None }
+    }
+
+    /// An independent stream's generator state ([`Xoshiro128::words`]). Compiled kernels draw
+    /// from such words with the same steps (drs-render's `streams.rs`); `None` for a stratified
+    /// stream, which only the host draws from.
+    pub fn words(&self) -> Option<[u32; 4]> {
+        self.strata.is_none().then(|| self.rng.words())
+    }
+
+    /// The independent stream whose generator is in the state `words` (as
+    /// [`words`](Self::words) gives them): it yields what the stream those words came from
+    /// would have yielded next.
+    pub fn from_words(words: [u32; 4]) -> SampleStream {
+        SampleStream { rng: Xoshiro128::from_words(words), strata: None }
     }
 
     /// The next uniform point in `[0, 1)²`.
@@ -190,13 +204,13 @@ impl SampleStream {
 
 impl Strata {
     #[inline(never)]
-    fn next_1d(&mut self, rng: &mut Pcg32) -> f32 {
+    fn next_1d(&mut self, rng: &mut Xoshiro128) -> f32 {
         let stratum = permute(self.sample, self.count, self.next_permutation_seed());
         point_in_stratum(stratum, self.count, jitter_units(rng, self.jitter))
     }
 
     #[inline(never)]
-    fn next_2d(&mut self, rng: &mut Pcg32) -> [f32; 2] {
+    fn next_2d(&mut self, rng: &mut Xoshiro128) -> [f32; 2] {
         let cell = permute(self.sample, self.count, self.next_permutation_seed());
         let resolution = self.resolution;
         let jitter_x = jitter_units(rng, self.jitter);
@@ -215,7 +229,7 @@ impl Strata {
 }
 
 /// The offset inside a stratum in units of 2^-24: uniform, or the centre without jitter.
-fn jitter_units(rng: &mut Pcg32, jitter: bool) -> u32 {
+fn jitter_units(rng: &mut Xoshiro128, jitter: bool) -> u32 {
     if jitter {
         rng.next_u32() >> 8
     } else {
@@ -234,10 +248,6 @@ fn point_in_stratum(stratum: u32, count: u32, jitter_units: u32) -> f32 {
     } else {
         rounded
     }
-}
-
-fn join(low: u32, high: u32) -> u64 {
-    u64::from(low) | (u64::from(high) << 32)
 }
 
 #[cfg(test)]
