@@ -359,19 +359,8 @@ fn emitter_table_function(module: &mut Module, decl: &ExternDecl) -> Result<Func
         "Scene::emitter_selection_pdf" => (&[U32, U32], &[F32]),
         _ => (&[U32], &[U32]),
     };
-    if decl.params != params || decl.results != results {
-        return Err(LinkError::Lowering(format!(
-            "`{}` is declared with another signature than the runtime's ({params:?} -> {results:?})",
-            decl.name
-        )));
-    }
-    let table = match module.buffers.iter().position(|b| b.name == EMITTER_TABLE) {
-        Some(b) => b as u32,
-        None => {
-            module.buffers.push(drs_ir::BufferDecl { name: EMITTER_TABLE.to_owned(), elem: U32 });
-            module.buffers.len() as u32 - 1
-        }
-    };
+    check_signature(decl, params, results)?;
+    let table = u32_buffer(module, EMITTER_TABLE);
     let mut f = Function::new(decl.name.clone());
     let args: Vec<_> = params.iter().enumerate().map(|(i, &ty)| f.add_param(format!("a{i}"), ty)).collect();
     f.result_types = results.to_vec();
@@ -422,6 +411,27 @@ fn emitter_table_function(module: &mut Module, decl: &ExternDecl) -> Result<Func
     };
     b.finish(results);
     Ok(f)
+}
+
+/// Checks that the extern `decl`, which the linker replaces, has the signature the runtime
+/// gives it.
+pub(crate) fn check_signature(decl: &ExternDecl, params: &[Ty], results: &[Ty]) -> Result<(), LinkError> {
+    if decl.params != params || decl.results != results {
+        return Err(LinkError::Lowering(format!(
+            "`{}` is declared with another signature than the runtime's ({params:?} -> {results:?})",
+            decl.name
+        )));
+    }
+    Ok(())
+}
+
+/// The index of the u32 buffer `name` of `module`, declared if it is not yet.
+pub(crate) fn u32_buffer(module: &mut Module, name: &str) -> u32 {
+    let index = module.buffers.iter().position(|b| b.name == name).unwrap_or_else(|| {
+        module.buffers.push(drs_ir::BufferDecl { name: name.to_owned(), elem: Ty::U32 });
+        module.buffers.len() - 1
+    });
+    index as u32
 }
 
 fn null_function(decl: &ExternDecl) -> Function {

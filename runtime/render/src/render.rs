@@ -196,8 +196,8 @@ impl Scene {
     /// Prepares the samples of `tile` in batches of at most [`BATCH`] lanes and hands each to
     /// `batch(n, args, positions, streams)`: the kernel's primal arguments ([`ARGS`] per lane,
     /// parameter-major: `args[p * n + lane]`), each sample's film position and the contents of
-    /// the batch's sample-stream buffer (`streams.rs`; stratified streams are in this thread's
-    /// host streams instead), the camera sample already drawn from the streams.
+    /// the batch's sample-stream buffer (`streams.rs`: the independent sampler's streams, which
+    /// this thread's host streams hold too), the camera sample already drawn from the streams.
     pub(crate) fn for_each_batch(
         &self,
         tile: Tile,

@@ -31,7 +31,7 @@ use drs_ir::{
 use drs_opt::util::{rename_uses, walk_insts, walk_insts_mut, Subst};
 use drs_opt::{inline_into, Candidate};
 
-use crate::link::LinkError;
+use crate::link::{check_signature, u32_buffer, LinkError};
 
 /// The buffer (u32) of the streams compiled code draws from: their count `n`, then
 /// [`STREAM_WORDS`] words per stream, handle by handle: its generator's state
@@ -71,19 +71,8 @@ pub(crate) fn sampler_function(module: &mut Module, decl: &ExternDecl) -> Result
         "Sampler::clone" => ("clone", &[U32]),
         _ => ("split", &[U32]),
     };
-    if decl.params != [U32] || decl.results != results {
-        return Err(LinkError::Lowering(format!(
-            "`{}` is declared with another signature than the runtime's ([U32] -> {results:?})",
-            decl.name
-        )));
-    }
-    let table = match module.buffers.iter().position(|b| b.name == SAMPLE_STREAMS) {
-        Some(b) => b as u32,
-        None => {
-            module.buffers.push(drs_ir::BufferDecl { name: SAMPLE_STREAMS.to_owned(), elem: U32 });
-            module.buffers.len() as u32 - 1
-        }
-    };
+    check_signature(decl, &[U32], results)?;
+    let table = u32_buffer(module, SAMPLE_STREAMS);
     let on_handle = host_function(module, &format!("Sampler::host_{method}"), &[U32], results);
     let from_words = match method {
         "clone" | "split" => Some(host_function(module, &format!("Sampler::{method}_words"), &[U32; 4], &[U32])),
