@@ -303,10 +303,10 @@ integrator Probe {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Kernels draw the numbers of the scene's sampler to the bit, wherever the stream lives (an
-/// independent sampler's in compiled code, a stratified one's on the host, derived streams on
-/// the host): a probe integrator's draws, cloned and split streams included, equal those of
-/// `drs_film::Sampler` for every pixel, in every lane mode.
+/// Kernels draw the numbers of the scene's sampler to the bit, wherever they draw them (an
+/// independent sampler's own streams in compiled code, a stratified one's and derived streams
+/// on the host): two probe integrators' draws, in a loop and behind an `if`, and from cloned
+/// and split streams, equal those of `drs_film::Sampler` for every pixel, in every lane mode.
 #[test]
 fn kernels_draw_the_samplers_numbers() {
     let dir = std::env::temp_dir().join(format!("drs-render-draws-{}", std::process::id()));
@@ -326,16 +326,36 @@ integrator Draws {
         (Color(first + pair.x, aside, select(pair == again, last + pair.y, -1.0)), true)
     }
 }
+
+integrator Walk {
+    fn sample(scene: Scene, sampler: Sampler, ray: Ray) -> (Color, bool) {
+        var sum = 0.0;
+        var area = 0.0;
+        for i in 0..5 {
+            let u = sampler.next_1d();
+            sum = sum + u;
+            if u > 0.5 {
+                let p = sampler.next_2d();
+                area = area + p.x * p.y;
+            }
+        }
+        (Color(sum, area, sampler.next_1d()), true)
+    }
+}
 "#,
     )
     .unwrap();
     let library =
         Arc::new(PluginLibrary::load(&LibraryOptions { stdlib_dir: None, plugin_dirs: vec![dir.clone()] }).unwrap());
     let (width, height, seed) = (7u32, 5u32, 11u32);
-    for sampler in ["independent", "stratified"] {
+    // `walk` draws from its own stream alone, which compiled code keeps in values for the
+    // independent sampler; `draws` clones and splits it, which makes its kernel draw on the host.
+    for (integrator, sampler) in
+        ["walk", "draws"].into_iter().flat_map(|i| ["independent", "stratified"].map(move |s| (i, s)))
+    {
         let text = std::fs::read_to_string(root().join("tests/scenes/white_furnace.xml"))
             .unwrap()
-            .replace(r#"<integrator type="path">"#, r#"<integrator type="draws">"#)
+            .replace(r#"<integrator type="path">"#, &format!(r#"<integrator type="{integrator}">"#))
             .replace(r#"<integer name="max_depth" value="-1"/>"#, "")
             .replace(r#"<sampler type="independent">"#, &format!(r#"<sampler type="{sampler}">"#));
         let mut definitions = Definitions::new();
@@ -353,6 +373,20 @@ integrator Draws {
             for (x, y) in (0..height).flat_map(|y| (0..width).map(move |x| (x, y))) {
                 let mut stream = generator.stream(y * width + x, 0, 0);
                 stream.next_2d();
+                if integrator == "walk" {
+                    let (mut sum, mut area) = (0.0, 0.0);
+                    for _ in 0..5 {
+                        let u = stream.next_1d();
+                        sum += u;
+                        if u > 0.5 {
+                            let [px, py] = stream.next_2d();
+                            area += px * py;
+                        }
+                    }
+                    let expected = [sum, area, stream.next_1d()];
+                    assert_eq!(&image.pixel(x, y)[..3], &expected, "walk, {sampler}, {lanes:?}, pixel ({x}, {y})");
+                    continue;
+                }
                 let first = stream.next_1d();
                 let mut replay = stream.clone();
                 let pair = stream.next_2d();
@@ -361,7 +395,7 @@ integrator Draws {
                 replay.next_2d();
                 let last = stream.next_1d() + replay.next_1d();
                 let expected = [first + pair[0], aside, last + pair[1]];
-                assert_eq!(&image.pixel(x, y)[..3], &expected, "{sampler}, {lanes:?}, pixel ({x}, {y})");
+                assert_eq!(&image.pixel(x, y)[..3], &expected, "draws, {sampler}, {lanes:?}, pixel ({x}, {y})");
             }
         }
     }
