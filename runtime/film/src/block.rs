@@ -242,52 +242,73 @@ const MAX_FOOTPRINT: usize = 2 * MAX_FILTER_RADIUS as usize + 1;
 /// four.
 const WEIGHTS_LEN: usize = MAX_FOOTPRINT.next_multiple_of(4);
 
-/// The transpose of splatting a sample at `pos` (ignoring the block's clipping, within the
-/// film): the sum over the film pixels in its filter footprint of `image`'s RGB times the
-/// filter weight. With `image` = the adjoint of a developed film divided by each pixel's weight
-/// sum, it is the adjoint of the sample's radiance (the weights do not depend on it).
-pub fn gather(filter: &ReconstructionFilter, image: &crate::Image, pos: [f32; 2]) -> [f32; 3] {
-    let mut sum = [0.0f32; 3];
-    if !(pos[0].is_finite() && pos[1].is_finite()) {
-        return sum;
+/// The adjoint of a film's weighted sums, given the adjoint of its developed image: each
+/// pixel's RGB adjoint times the reciprocal of the pixel's weight sum (zero where that sum is
+/// zero), the transpose of [`Film::develop`](crate::Film::develop)'s division. Made by
+/// [`Film::sums_adjoint`](crate::Film::sums_adjoint); the reverse pass gathers it once per
+/// sample. A pixel is four floats (the fourth zero), read and added with one vector
+/// operation.
+#[derive(Clone, Debug)]
+pub struct SumsAdjoint {
+    width: u32,
+    height: u32,
+    filter: ReconstructionFilter,
+    pixels: Vec<f32x4>,
+}
+
+impl SumsAdjoint {
+    pub(crate) fn new(width: u32, height: u32, filter: ReconstructionFilter, pixels: Vec<f32x4>) -> SumsAdjoint {
+        debug_assert_eq!(pixels.len(), width as usize * height as usize);
+        SumsAdjoint { width, height, filter, pixels }
     }
-    let channels = image.channel_count();
-    let mut add = |x: usize, y: usize, w: f32| {
-        let rgb = &image.data()[(y * image.width() as usize + x) * channels..][..3];
-        for (s, v) in sum.iter_mut().zip(rgb) {
-            *s += v * w;
-        }
-    };
-    if filter.is_box() {
-        let (x, y) = (floor_to_i64(pos[0]), floor_to_i64(pos[1]));
-        if (0..i64::from(image.width())).contains(&x) && (0..i64::from(image.height())).contains(&y) {
-            add(x as usize, y as usize, 1.0);
-        }
-        return sum;
+
+    /// The transpose of splatting a sample at `pos` (ignoring a block's clipping, within the
+    /// film): the sum over the pixels in its filter footprint of the adjoint times the filter
+    /// weight, which is the adjoint of the sample's radiance (the weights do not depend on it).
+    pub fn gather(&self, pos: [f32; 2]) -> [f32; 3] {
+        let sum = self.gather_rgb0(pos).to_array();
+        [sum[0], sum[1], sum[2]]
     }
-    let (centre_x, centre_y) = (pos[0] - 0.5, pos[1] - 0.5);
-    let radius = filter.radius();
-    let Some((columns, rows)) = footprints([centre_x, centre_y], radius, [image.width(), image.height()]) else {
-        return sum;
-    };
-    // The filter is separable: evaluate it once per column, not once per pixel. A footprint
-    // spans at most 2r + 1 pixels, so the weights fit on the stack (no allocation per sample).
-    let mut weights_x = [0.0f32; WEIGHTS_LEN];
-    let mut weights_y = [0.0f32; WEIGHTS_LEN];
-    filter.eval_pixels(columns.start, centre_x, columns.len(), &mut weights_x);
-    filter.eval_pixels(rows.start, centre_y, rows.len(), &mut weights_y);
-    for (y, &weight_y) in rows.zip(&weights_y) {
-        for (x, &weight_x) in columns.clone().zip(&weights_x) {
-            add(x, y, weight_x * weight_y);
+
+    fn gather_rgb0(&self, pos: [f32; 2]) -> f32x4 {
+        let mut sum = f32x4::ZERO;
+        if !(pos[0].is_finite() && pos[1].is_finite()) {
+            return sum;
         }
+        let (width, height) = (self.width, self.height);
+        if self.filter.is_box() {
+            let (x, y) = (floor_to_i64(pos[0]), floor_to_i64(pos[1]));
+            if (0..i64::from(width)).contains(&x) && (0..i64::from(height)).contains(&y) {
+                sum += self.pixels[y as usize * width as usize + x as usize];
+            }
+            return sum;
+        }
+        let (centre_x, centre_y) = (pos[0] - 0.5, pos[1] - 0.5);
+        let Some((columns, rows)) = footprints([centre_x, centre_y], self.filter.radius(), [width, height]) else {
+            return sum;
+        };
+        // The filter is separable: evaluate it once per column, not once per pixel. A footprint
+        // spans at most 2r + 1 pixels, so the weights fit on the stack (no allocation per sample).
+        let mut weights_x = [0.0f32; WEIGHTS_LEN];
+        let mut weights_y = [0.0f32; WEIGHTS_LEN];
+        self.filter.eval_pixels(columns.start, centre_x, columns.len(), &mut weights_x);
+        self.filter.eval_pixels(rows.start, centre_y, rows.len(), &mut weights_y);
+        for (y, &weight_y) in rows.zip(&weights_y) {
+            let row = &self.pixels[y * width as usize..][columns.clone()];
+            for (pixel, &weight_x) in row.iter().zip(&weights_x) {
+                sum += *pixel * f32x4::splat(weight_x * weight_y);
+            }
+        }
+        sum
     }
-    sum
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{floor_to_i64, footprints, gather, MAX_FOOTPRINT};
-    use crate::{Image, ReconstructionFilter, MAX_FILTER_RADIUS};
+    use wide::f32x4;
+
+    use super::{floor_to_i64, footprints, SumsAdjoint, MAX_FOOTPRINT};
+    use crate::{ReconstructionFilter, MAX_FILTER_RADIUS};
 
     /// `footprints` equals Mitsuba's `ceil(c - r) ..= floor(c + r)` clipped to the extent, on
     /// centres on and between pixel centres, inside, at the edges of and far outside the block.
@@ -333,7 +354,6 @@ mod tests {
     #[test]
     fn gather_covers_the_widest_footprint() {
         let (width, height) = (MAX_FOOTPRINT as u32 + 10, 3);
-        let image = Image::from_rgb(width, height, vec![1.0; (width * height * 3) as usize]).unwrap();
         let widest = [
             ReconstructionFilter::gaussian(MAX_FILTER_RADIUS / 4.0).unwrap(),
             ReconstructionFilter::tent(MAX_FILTER_RADIUS).unwrap(),
@@ -348,7 +368,8 @@ mod tests {
                 .flat_map(|y| (0..width).map(move |x| (x, y)))
                 .map(|(x, y)| filter.eval(x as f32 - 70.0) * filter.eval(y as f32 - 1.0))
                 .sum();
-            let got = gather(&filter, &image, pos);
+            let ones = vec![f32x4::from([1.0, 1.0, 1.0, 0.0]); (width * height) as usize];
+            let got = SumsAdjoint::new(width, height, filter, ones).gather(pos);
             for channel in got {
                 assert!((channel - expected).abs() <= 1e-4 * expected, "{channel} against {expected}");
             }

@@ -2,8 +2,12 @@
 //! [`ImageBlock`]s; blocks are merged in a fixed order so that the film is bit-identical
 //! whatever the number of threads; `develop` divides by the accumulated weights.
 
+use wide::f32x4;
+
 use crate::block::{BASE_CHANNELS, WEIGHT_CHANNEL};
-use crate::{fold_in_order, FilmError, Image, ImageBlock, ReconstructionFilter, Tile, TileOrder};
+use crate::{
+    fold_in_order, FilmError, Image, ImageBlock, ImageError, ReconstructionFilter, SumsAdjoint, Tile, TileOrder,
+};
 
 /// The film's sums for every pixel, R, G, B, W and the AOV channels.
 #[derive(Clone, Debug)]
@@ -149,6 +153,35 @@ impl Film {
     /// Each pixel's sum of filter weights, row by row: what [`develop`](Self::develop) divides by.
     pub fn weights(&self) -> Vec<f32> {
         self.data.chunks_exact(BASE_CHANNELS + self.aov_names.len()).map(|pixel| pixel[WEIGHT_CHANNEL]).collect()
+    }
+
+    /// The adjoint of this film's weighted sums, given the adjoint of its developed image
+    /// (`adjoint`'s first three channels, RGB): each pixel's value times the reciprocal of its
+    /// weight sum, zero where that sum is zero. Fails unless `adjoint` has the film's size and
+    /// at least three channels.
+    pub fn sums_adjoint(&self, adjoint: &Image) -> Result<SumsAdjoint, ImageError> {
+        let channels = adjoint.channel_count();
+        if (adjoint.width(), adjoint.height()) != (self.width, self.height) || channels < 3 {
+            return Err(ImageError::Shape(format!(
+                "the adjoint image is {}x{} with {channels} channels; the film is {}x{} RGB",
+                adjoint.width(),
+                adjoint.height(),
+                self.width,
+                self.height
+            )));
+        }
+        let stored = BASE_CHANNELS + self.aov_names.len();
+        let pixels = self
+            .data
+            .chunks_exact(stored)
+            .zip(adjoint.data().chunks_exact(channels))
+            .map(|(sums, value)| {
+                let weight = sums[WEIGHT_CHANNEL];
+                let scale = if weight > 0.0 { 1.0 / weight } else { 0.0 };
+                f32x4::from([value[0] * scale, value[1] * scale, value[2] * scale, 0.0])
+            })
+            .collect();
+        Ok(SumsAdjoint::new(self.width, self.height, self.filter, pixels))
     }
 
     /// Sets every sum back to zero.

@@ -110,8 +110,8 @@ impl ReconstructionFilter {
     /// at `centre` (in the coordinates of the pixel indices), in `weights[..count]`:
     /// `eval((first + i) as f32 - centre)`, except that the Gaussian's exponentials are computed
     /// four at a time by a bounded approximation, which may differ from `eval`'s in the last
-    /// bits. Splatting and its transpose ([`crate::gather`]) both weigh with this, so they stay
-    /// each other's adjoint.
+    /// bits. Splatting and its transpose ([`crate::SumsAdjoint::gather`]) both weigh with this,
+    /// so they stay each other's adjoint.
     ///
     /// Whole groups of four are stored, so `weights` must hold `count` rounded up to a multiple
     /// of four; what lies past `count` is left undefined. (Storing only the `count` values

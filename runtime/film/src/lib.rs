@@ -21,7 +21,7 @@ mod sampler;
 mod save;
 mod tiles;
 
-pub use block::{gather, ImageBlock};
+pub use block::{ImageBlock, SumsAdjoint};
 pub use color::{linear_to_srgb, linear_to_srgb8, srgb_to_linear};
 pub use error::{FilmError, ImageError};
 pub use film::Film;

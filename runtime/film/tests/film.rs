@@ -277,10 +277,13 @@ fn clearing_resets_the_film() {
     assert!(film.develop().data().iter().all(|&value| value == 0.0));
 }
 
-/// `gather` is the transpose of splatting: for a film holding one sample of radiance L at pos,
-/// Σ_p A_p · sum_p = L · gather(A, pos) for any image A (the film's sums, before develop).
+/// `SumsAdjoint::gather` is the transpose of splatting and developing: for a film holding one
+/// sample of radiance L at pos and black samples at every pixel centre, Σ_p A_p · developed_p =
+/// L · gather(pos) for any adjoint image A. (The black samples keep every weight sum well away
+/// from zero: at a footprint's edge the Gaussian's weight is the difference of two nearly
+/// equal numbers, which splatting and gathering round differently in their own coordinates.)
 #[test]
-fn gather_is_the_transpose_of_splatting() {
+fn gather_is_the_transpose_of_splatting_and_developing() {
     let (width, height) = (9, 7);
     let adjoint: Vec<f32> = (0..width * height * 3).map(|i| ((i * 37 % 11) as f32 - 5.0) * 0.1).collect();
     let adjoint = drs_film::Image::from_rgb(width, height, adjoint).unwrap();
@@ -289,16 +292,37 @@ fn gather_is_the_transpose_of_splatting() {
             let mut film = Film::new(width, height, filter, Vec::<String>::new()).unwrap();
             let tile = Tile { x: 0, y: 0, width, height };
             let mut block = film.create_block(tile);
+            for (x, y) in (0..width).flat_map(|x| (0..height).map(move |y| (x, y))) {
+                block.put([x as f32 + 0.5, y as f32 + 0.5], [0.0; 3], &[]);
+            }
             block.put(pos, [1.0, 2.0, 3.0], &[]);
             film.put_block(&block);
-            let weights = film.weights();
-            // The developed image times the weights gives back the sums.
-            let sums: Vec<f32> = film.develop().data().iter().enumerate().map(|(i, v)| v * weights[i / 3]).collect();
-            let lhs: f32 = sums.iter().zip(adjoint.data()).map(|(s, a)| s * a).sum();
-            let g = drs_film::gather(&filter, &adjoint, pos);
+            let lhs: f32 = film.develop().data().iter().zip(adjoint.data()).map(|(v, a)| v * a).sum();
+            let g = film.sums_adjoint(&adjoint).unwrap().gather(pos);
             let rhs = g[0] * 1.0 + g[1] * 2.0 + g[2] * 3.0;
             assert!((lhs - rhs).abs() <= 1e-5 * (1.0 + lhs.abs()), "{} at {pos:?}: {lhs} vs {rhs}", filter.name());
             assert!(g.iter().any(|&v| v != 0.0), "{} at {pos:?}: the footprint is empty", filter.name());
         }
     }
+}
+
+/// The adjoint of the sums is the image's adjoint over each pixel's weight sum (zero where
+/// nothing was splatted), and it must have the film's size and RGB.
+#[test]
+fn the_sums_adjoint_divides_by_the_weights_and_checks_its_image() {
+    let filter = ReconstructionFilter::box_filter();
+    let mut film = Film::new(2, 1, filter, Vec::<String>::new()).unwrap();
+    let mut block = film.create_block(Tile { x: 0, y: 0, width: 2, height: 1 });
+    block.put_weighted([0.5, 0.5], [1.0; 3], &[], 4.0);
+    film.put_block(&block);
+    let adjoint = drs_film::Image::from_rgb(2, 1, vec![2.0, 4.0, 8.0, 1.0, 1.0, 1.0]).unwrap();
+    let sums = film.sums_adjoint(&adjoint).unwrap();
+    assert_eq!(sums.gather([0.5, 0.5]), [0.5, 1.0, 2.0]);
+    assert_eq!(sums.gather([1.5, 0.5]), [0.0; 3]);
+    assert_eq!(sums.gather([f32::NAN, 0.5]), [0.0; 3]);
+    let wrong_size = drs_film::Image::from_rgb(1, 1, vec![1.0; 3]).unwrap();
+    let err = film.sums_adjoint(&wrong_size).unwrap_err().to_string();
+    assert!(err.contains("1x1") && err.contains("2x1"), "{err}");
+    let grey = drs_film::Image::new(2, 1, vec!["Y".into()], vec![1.0; 2]).unwrap();
+    assert!(film.sums_adjoint(&grey).is_err());
 }

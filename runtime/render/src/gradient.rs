@@ -127,16 +127,7 @@ impl Scene {
                 Ok(())
             })
         })?;
-        let weights = film.weights();
-        let channels = adjoint.channel_count();
-        let mut normalized = Vec::with_capacity(weights.len() * 3);
-        for (p, &w) in weights.iter().enumerate() {
-            let scale = if w > 0.0 { 1.0 / w } else { 0.0 };
-            normalized.extend(adjoint.data()[p * channels..][..3].iter().map(|v| v * scale));
-        }
-        let normalized = Image::from_rgb(film_desc.width, film_desc.height, normalized)
-            .map_err(|e| RenderError::Film(e.to_string()))?;
-        let filter = film_desc.filter;
+        let sums_adjoint = film.sums_adjoint(adjoint).map_err(|e| RenderError::Film(e.to_string()))?;
 
         // Pass 2: the reverse-mode kernel (or `sample` and the replay) on every sample, per
         // tile, each tile with its own gradient buffers.
@@ -184,7 +175,7 @@ impl Scene {
                     }
                     let first_adjoint = ARGS + out_args;
                     for (lane, &pos) in positions.iter().enumerate() {
-                        let d_radiance = drs_film::gather(&filter, &normalized, pos);
+                        let d_radiance = sums_adjoint.gather(pos);
                         for (c, v) in d_radiance.iter().enumerate().take(adjoint_args) {
                             args[(first_adjoint + c) * n + lane] = v.to_bits();
                         }
