@@ -266,11 +266,12 @@ impl SumsAdjoint {
     /// film): the sum over the pixels in its filter footprint of the adjoint times the filter
     /// weight, which is the adjoint of the sample's radiance (the weights do not depend on it).
     pub fn gather(&self, pos: [f32; 2]) -> [f32; 3] {
-        let sum = self.gather_rgb0(pos).to_array();
-        [sum[0], sum[1], sum[2]]
+        let [r, g, b, _] = self.footprint_sum(pos).to_array();
+        [r, g, b]
     }
 
-    fn gather_rgb0(&self, pos: [f32; 2]) -> f32x4 {
+    /// [`gather`](Self::gather)'s sum as a pixel: RGB, then zero.
+    fn footprint_sum(&self, pos: [f32; 2]) -> f32x4 {
         let mut sum = f32x4::ZERO;
         if !(pos[0].is_finite() && pos[1].is_finite()) {
             return sum;
