@@ -9,8 +9,8 @@ use std::f32::consts::{FRAC_1_SQRT_2, PI, TAU};
 use common::{assert_close, assert_vec2_close, assert_vec3_close, Rng};
 use drs_geometry::math::{Mat4, Quat, Vec2, Vec3};
 use drs_geometry::{
-    cube, cube_data, rectangle, Disk, Geometry, MeshData, MeshOptions, Ray, Shape, Sphere, SurfaceInteraction,
-    SurfaceInteractions, Transform, TriangleMesh,
+    cube, cube_data, rectangle, rectangle_data, Disk, Geometry, MeshData, MeshOptions, Ray, Shape, Sphere,
+    SurfaceInteraction, SurfaceInteractions, Transform, TriangleMesh,
 };
 
 fn transform(matrix: Mat4) -> Transform {
@@ -396,4 +396,55 @@ fn check_interaction_lanes<const L: usize>(geometry: &Geometry, rng: &mut Rng, g
         }
     }
     (hits_seen, misses_seen)
+}
+
+/// The generated rectangle and cube shade with face normals; those are the directions their
+/// vertex normals give, under rotations, non-uniform scales, mirrors and `flip_normals`.
+#[test]
+fn generated_meshes_shade_as_their_vertex_normals_would() {
+    let transforms = [
+        Mat4::IDENTITY,
+        Mat4::from_scale_rotation_translation(
+            Vec3::new(2.0, 0.5, 1.5),
+            Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7),
+            Vec3::new(0.3, -0.2, 0.1),
+        ),
+        Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)),
+        Mat4::from_scale(Vec3::new(1.5, -2.0, -0.5)) * Mat4::from_rotation_y(1.1),
+    ];
+    let mut rng = Rng::new(7);
+    for matrix in transforms {
+        let to_world = transform(matrix);
+        for flip in [false, true] {
+            let with_vertex_normals = MeshOptions { flip_normals: flip, face_normals: false };
+            let pairs = [
+                (
+                    rectangle(&to_world, flip).unwrap(),
+                    TriangleMesh::new(rectangle_data(), &to_world, with_vertex_normals),
+                ),
+                (cube(&to_world, flip).unwrap(), TriangleMesh::new(cube_data(), &to_world, with_vertex_normals)),
+            ];
+            for (generated, reference) in pairs {
+                let reference = reference.unwrap();
+                assert!(generated.normals().is_none(), "generated meshes keep no vertex normals");
+                let (generated, reference) =
+                    (Geometry::new(vec![generated.into()]).unwrap(), Geometry::new(vec![reference.into()]).unwrap());
+                let mut hits = 0;
+                for _ in 0..200 {
+                    // Rays from outside the unit shapes' images toward points inside them.
+                    let target = to_world.point(rng.vec3_in(-0.9, 0.9) * Vec3::new(1.0, 1.0, 0.0));
+                    let target = if rng.f32() < 0.5 { target } else { to_world.point(rng.vec3_in(-0.9, 0.9)) };
+                    let origin = target + rng.unit_vector() * 10.0;
+                    let ray = Ray::new(origin, (target - origin).normalize());
+                    let (Some(a), Some(b)) = (generated.intersect(&ray), reference.intersect(&ray)) else { continue };
+                    let (a, b) = (generated.surface_interaction(&ray, &a), reference.surface_interaction(&ray, &b));
+                    assert_vec3_close(a.n, b.n, 1e-5);
+                    assert_vec3_close(a.sh_frame.n, b.sh_frame.n, 1e-5);
+                    assert_vec3_close(a.wi, b.wi, 1e-4);
+                    hits += 1;
+                }
+                assert!(hits > 100, "{hits} of 200 rays hit");
+            }
+        }
+    }
 }

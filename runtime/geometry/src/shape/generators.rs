@@ -18,9 +18,10 @@ pub fn rectangle_data() -> MeshData {
 }
 
 /// The rectangle as a mesh that samples positions as Mitsuba's analytic rectangle does: uv is
-/// the sample, mapped affinely onto the rectangle.
+/// the sample, mapped affinely onto the rectangle. Like both generated meshes it takes face
+/// normals (see [`cube`]).
 pub fn rectangle(to_world: &Transform, flip_normals: bool) -> Result<TriangleMesh, GeometryError> {
-    let mesh = TriangleMesh::new(rectangle_data(), to_world, MeshOptions { flip_normals, face_normals: false })?;
+    let mesh = TriangleMesh::new(rectangle_data(), to_world, MeshOptions { flip_normals, face_normals: true })?;
     Ok(mesh.sampled_as_rectangle())
 }
 
@@ -45,8 +46,12 @@ pub fn cube_data() -> MeshData {
     MeshData { normals: Some(normals), uvs: Some(uvs), ..data }
 }
 
+/// The cube mesh. Every vertex normal of a generated face is the face's normal, so the mesh
+/// keeps none and shades with face normals: the same directions (a mirroring transform or
+/// `flip_normals` turns the winding as it turns the normals), without gathering and
+/// interpolating three normals per hit (1.2% of a Cornell box render's instructions).
 pub fn cube(to_world: &Transform, flip_normals: bool) -> Result<TriangleMesh, GeometryError> {
-    TriangleMesh::new(cube_data(), to_world, MeshOptions { flip_normals, face_normals: false })
+    TriangleMesh::new(cube_data(), to_world, MeshOptions { flip_normals, face_normals: true })
 }
 
 fn sign(bit: u32) -> f32 {
