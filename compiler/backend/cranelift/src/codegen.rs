@@ -145,6 +145,9 @@ pub(crate) struct Env<'a> {
     /// they are `bitselect`, which x86 lowers to three instructions when it cannot prove that
     /// the mask is all-ones or all-zeros per lane.
     pub blendv: bool,
+    /// Byte shuffles may use x86's `pshufb` (x86-64 with SSSE3): lane refill then takes a
+    /// group's new samples' arguments with one vector load per parameter.
+    pub pshufb: bool,
     /// [`crate::Options::private_buffers`]: atomic adds as plain loads and stores.
     pub private_buffers: bool,
 }

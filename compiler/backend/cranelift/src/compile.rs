@@ -172,10 +172,12 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
     let mut blob = Blob::default();
     let mut internal = Vec::with_capacity(module.functions.len());
     let mut entries = Vec::with_capacity(module.functions.len());
-    let blendv =
-        isa.name() == "x64" && isa.isa_flags().iter().any(|f| f.name == "has_sse41" && f.as_bool() == Some(true));
+    let x64_has =
+        |flag: &str| isa.name() == "x64" && isa.isa_flags().iter().any(|f| f.name == flag && f.as_bool() == Some(true));
+    let (blendv, pshufb) = (x64_has("has_sse41"), x64_has("has_ssse3"));
     let private_buffers = options.private_buffers;
-    let env = || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs, blendv, private_buffers };
+    let env =
+        || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs, blendv, pshufb, private_buffers };
     let mut called = vec![false; module.functions.len()];
     for f in &module.functions {
         for callee in drs_opt::util::callees(&f.body) {

@@ -183,7 +183,7 @@ impl Translator<'_, '_> {
         // Refilled lanes: their samples' arguments, `pre`, and their first loop values.
         self.b.switch_to_block(fill);
         self.mask = fresh;
-        let gathered = self.gather_entry_params(args, stride_bytes, &params, sample);
+        let gathered = self.gather_fresh_params(args, stride_bytes, &params, sample, fresh, state.next, total);
         let mut redefined = Vec::new();
         for inst in &plan.pre {
             defined_values(std::slice::from_ref(*inst), &mut redefined);
@@ -315,6 +315,107 @@ impl Translator<'_, '_> {
             position = self.b.ins().iadd(position, taken);
         }
         (new_sample, position)
+    }
+
+    /// The arguments of the samples in `sample` for the lanes in `fresh`, which the queue gave
+    /// samples `next`, `next + 1`, ... in lane order ([`Self::assign_samples`]): where four
+    /// samples from `next` on are in the arrays and `pshufb` is at hand, one vector load per
+    /// parameter and a byte shuffle that moves sample `next + k` to the `k`-th fresh lane;
+    /// otherwise lane by lane ([`Self::gather_entry_params`]). Lanes outside `fresh` get
+    /// unspecified values. (Lane by lane, each loaded scalar waits in a spill slot for the
+    /// insert that assembles its vector, which Cranelift places at the vector's first use; the
+    /// vector loads take 3% of the Cornell box kernel's instructions off: docs/benchmarks.md.)
+    #[allow(clippy::too_many_arguments)]
+    fn gather_fresh_params(
+        &mut self,
+        args: ir::Value,
+        stride_bytes: ir::Value,
+        first: &[V],
+        sample: [ir::Value; 2],
+        fresh: [ir::Value; 2],
+        next: ir::Value,
+        total: ir::Value,
+    ) -> Vec<V> {
+        if !self.env.pshufb || self.shape.parts != 1 {
+            return self.gather_entry_params(args, stride_bytes, first, sample);
+        }
+        let (vector, lanewise, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let param_types = self.f.param_types();
+        let varying: Vec<Ty> =
+            param_types.iter().zip(first).filter(|(_, v)| matches!(v, V::P(_))).map(|(&t, _)| t).collect();
+        let joined: Vec<ir::Value> = varying.iter().map(|&ty| self.b.append_block_param(join, vec_ty(ty))).collect();
+        let end = self.b.ins().iadd_imm_u(next, 4);
+        let in_arrays = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, total);
+        self.b.ins().brif(in_arrays, vector, &[], lanewise, &[]);
+
+        self.b.switch_to_block(lanewise);
+        let gathered = self.gather_entry_params(args, stride_bytes, first, sample);
+        let parts: Vec<ir::BlockArg> = gathered
+            .iter()
+            .filter_map(|v| match v {
+                V::P(p) => Some(ir::BlockArg::Value(p[0])),
+                V::U(_) => None,
+            })
+            .collect();
+        self.b.ins().jump(join, &parts);
+
+        self.b.switch_to_block(vector);
+        // The shuffle's control: lane l takes the bytes of element k, the number of fresh
+        // lanes below l (an exclusive prefix sum of the mask, by shifts of whole lanes).
+        let one = self.vconst_lanes([1; 4]);
+        let counts = self.b.ins().band(fresh[0], one);
+        let shift_lanes = |t: &mut Self, v: ir::Value, lanes: u8| {
+            let bytes: Vec<u8> = (0..16u8).map(|i| if i < 4 * lanes { 0x80 } else { i - 4 * lanes }).collect();
+            let c = t.b.func.dfg.constants.insert(ConstantData::from(bytes));
+            let control = t.b.ins().vconst(types::I8X16, c);
+            let v = t.b.ins().bitcast(types::I8X16, little(), v);
+            let shifted = t.b.ins().x86_pshufb(v, control);
+            t.b.ins().bitcast(types::I32X4, little(), shifted)
+        };
+        let by_one = shift_lanes(self, counts, 1);
+        let pairs = self.b.ins().iadd(counts, by_one);
+        let by_two = shift_lanes(self, pairs, 2);
+        let inclusive = self.b.ins().iadd(pairs, by_two);
+        let below = self.b.ins().isub(inclusive, counts);
+        let bytes_per_lane = self.vconst_lanes([0x0404_0404; 4]);
+        let first_bytes = self.b.ins().imul(below, bytes_per_lane);
+        let byte_in_lane = self.vconst_lanes([0x0302_0100; 4]);
+        let control = self.b.ins().iadd(first_bytes, byte_in_lane);
+        let control = self.b.ins().bitcast(types::I8X16, little(), control);
+        let offset = self.b.ins().ishl_imm_u(next, 2);
+        let mut at = self.b.ins().iadd(args, offset);
+        let mut shuffled = Vec::with_capacity(varying.len());
+        for (i, (&ty, v)) in param_types.iter().zip(first).enumerate() {
+            if let V::P(_) = v {
+                let x = self.b.ins().load(types::I8X16, data_flags(), at, 0);
+                let x = self.b.ins().x86_pshufb(x, control);
+                let x = if ty == Ty::Bool {
+                    let x = self.b.ins().bitcast(types::I32X4, little(), x);
+                    let zero = self.vconst(Ty::I32, 0);
+                    self.b.ins().icmp(IntCC::NotEqual, x, zero)
+                } else {
+                    self.b.ins().bitcast(vec_ty(ty), little(), x)
+                };
+                shuffled.push(ir::BlockArg::Value(x));
+            }
+            if i + 1 < first.len() {
+                at = self.b.ins().iadd(at, stride_bytes);
+            }
+        }
+        self.b.ins().jump(join, &shuffled);
+
+        self.b.switch_to_block(join);
+        let mut joined = joined.into_iter();
+        first
+            .iter()
+            .map(|&v| match v {
+                V::P(_) => {
+                    let x = joined.next().expect("a block parameter per varying parameter");
+                    V::P([x, x])
+                }
+                u => u,
+            })
+            .collect()
     }
 
     /// The arguments of the samples in `sample`, lane by lane from the `[param][sample]`
