@@ -438,7 +438,10 @@ impl NativeModule {
 
 impl NativeModule {
     /// Appends the functions of the code loaded at `base` to `/tmp/perf-<pid>.map`, where
-    /// `perf report` looks up the names of JIT code. Best effort: a profiling aid, so a
+    /// `perf report` looks up the names of JIT code, and writes the code's bytes (before
+    /// relocation: call targets and absolute addresses read as zero) to
+    /// `/tmp/drs-jit-<pid>-<base>.bin` (`base` in hex), where `benches/kernel_profile.sh` finds
+    /// the instructions its counts and samples fall on. Best effort: a profiling aid, so a
     /// failure to write is reported and otherwise ignored. A function's size runs to the next
     /// function's start (alignment padding included).
     fn write_perf_map(&self, base: u64) {
@@ -465,6 +468,10 @@ impl NativeModule {
             .and_then(|mut file| file.write_all(map.as_bytes()));
         if let Err(e) = written {
             eprintln!("DRS_PERF_MAP: cannot write {}: {e}", path.display());
+        }
+        let code_path = std::env::temp_dir().join(format!("drs-jit-{}-{base:x}.bin", std::process::id()));
+        if let Err(e) = std::fs::write(&code_path, &self.code) {
+            eprintln!("DRS_PERF_MAP: cannot write {}: {e}", code_path.display());
         }
     }
 }
