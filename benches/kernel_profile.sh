@@ -20,7 +20,8 @@
 #
 # Environment: MODE (`count`, the default, or `time`), TOP (rows per table, default 20).
 # Time samples land on the instruction after the one that stalled (skid): read them with the
-# counts. x86-64 only (the disassembly); Cranelift's code (LLVM's kernels are not mapped).
+# counts. x86-64 only (the disassembly); every kernel drs-cranelift's loader maps: Cranelift's,
+# and drs-llvm's objects, which it loads too.
 set -euo pipefail
 
 fail() { echo "kernel_profile: $*" >&2; exit 1; }
