@@ -157,7 +157,7 @@ impl Bvh {
 
     pub(crate) fn ray_test(&self, shapes: &[Shape], ray: &Ray) -> bool {
         let Some((root, _)) = self.root else { return false };
-        self.any_hit_from(shapes, &ray_by_component(ray), root)
+        self.any_hit_from(shapes, ray, root)
     }
 
     /// Whether `ray` hits anything in the subtree `start`.
@@ -186,6 +186,8 @@ impl Bvh {
         mut maxt: f32,
         mut visit_leaf: impl FnMut(usize, &[LeafPacket], &RayShear, f32) -> (f32, bool),
     ) {
+        // The per-ray set-up reads the ray one component at a time (see `ray_by_component`).
+        let ray = &ray_by_component(ray);
         let boxes = RayBoxes::new(ray);
         // Non-finite rays miss: the box tests rely on finite origins and directions. (All six
         // components checked with two vector comparisons.)
@@ -254,11 +256,12 @@ impl Bvh {
     }
 }
 
-/// A copy of `ray` read one component at a time. Host closures write a shadow ray component
-/// by component just before testing it, and the compiler reads neighbouring components with
-/// one wider load, which the processor cannot forward from the narrower stores still in
-/// flight: that stall held 7% of the any-hit test's time. Volatile reads keep each load the
-/// size of its store.
+/// A copy of `ray` read one component at a time, for the per-ray set-up of a walk.
+/// Callers write a ray component by component just before tracing it (host closures, the lane
+/// columns' gather, the packet traversal's hand-over to single rays), and the compiler reads
+/// neighbouring components with one wider load, which the processor cannot forward from the
+/// narrower stores still in flight: the stall sits at the head of the per-ray set-up's chain
+/// of dependent instructions. Volatile reads keep each load the size of its store.
 #[inline(always)]
 fn ray_by_component(ray: &Ray) -> Ray {
     // SAFETY: each pointer comes from a reference to an initialised, aligned f32.
