@@ -266,9 +266,12 @@ impl Translator<'_, '_> {
         self.b.ins().brif(equal, check, &block_args(&[following]), differ, &[]);
     }
 
-    /// Stores the results `outs` of the lanes in `finished` at their samples' places:
-    /// `results[r * stride + sample]`. Lanes not in `finished` store to a scratch slot instead,
-    /// which costs no branch.
+    /// Stores the results `outs` of the lanes in `finished` (at least one) at their samples'
+    /// places: `results[r * stride + sample]`. The vectors go to a stack slot whole, and a loop
+    /// over the finished lanes copies each one's values from there: one or two lanes finish
+    /// at a time, so this costs a fraction of a store per lane and result made harmless for the
+    /// other lanes (the scratch-slot stores with `select`ed addresses it replaces ran about 150
+    /// instructions per refill at four lanes: docs/benchmarks.md).
     fn store_finished_results(
         &mut self,
         results: ir::Value,
@@ -278,26 +281,47 @@ impl Translator<'_, '_> {
         finished: [ir::Value; 2],
     ) {
         let f = self.f;
-        let scratch = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 4, 4));
-        let scratch = self.b.ins().stack_addr(self.shape.ptr, scratch, 0);
-        let bits = self.lane_bits(finished);
-        for l in 0..self.shape.lanes {
-            let (part, lane) = (l / 4, (l % 4) as u8);
-            let index = self.b.ins().extractlane(sample[part], lane);
-            let index = self.b.ins().uextend(types::I64, index);
-            let offset = self.b.ins().ishl_imm_u(index, 2);
-            let mut at = self.b.ins().iadd(results, offset);
-            let on = self.b.ins().band_imm_u(bits, 1i64 << l);
-            for (r, (&ty, out)) in f.result_types.iter().zip(outs).enumerate() {
-                if r > 0 {
-                    at = self.b.ins().iadd(at, stride_bytes);
-                }
-                let x = self.b.ins().extractlane(out[part], lane);
-                let x = if ty == Ty::Bool { self.b.ins().band_imm_u(x, 1) } else { x };
-                let to = self.b.ins().select(on, at, scratch);
-                self.b.ins().store(data_flags(), x, to, 0);
+        let parts = self.shape.parts;
+        let ptr = self.shape.ptr;
+        // The sample indices, then each result: `parts` vectors of four 32-bit lanes each, so
+        // that lane `l` of a value lies at byte `4 l` of its row.
+        let row_bytes = 16 * parts as u32;
+        let rows = 1 + outs.len() as u32;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, rows * row_bytes, 4));
+        for (row, value) in std::iter::once(&sample).chain(outs).enumerate() {
+            for (p, &part) in value[..parts].iter().enumerate() {
+                self.b.ins().stack_store(ptr, part, slot, (row as u32 * row_bytes + 16 * p as u32) as i32);
             }
         }
+        let bits = self.lane_bits(finished);
+        let (copy, done) = (self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(copy, types::I32);
+        self.b.ins().jump(copy, &[BlockArg::Value(bits)]);
+
+        self.b.switch_to_block(copy);
+        let bits = self.b.block_params(copy)[0];
+        let lane = self.b.ins().ctz(bits);
+        let lane = self.b.ins().uextend(types::I64, lane);
+        let lane_offset = self.b.ins().ishl_imm_u(lane, 2);
+        let base = self.b.ins().stack_addr(ptr, slot, 0);
+        let lane_at = self.b.ins().iadd(base, lane_offset);
+        let index = self.b.ins().load(types::I32, MemFlagsData::trusted(), lane_at, 0);
+        let index = self.b.ins().uextend(types::I64, index);
+        let offset = self.b.ins().ishl_imm_u(index, 2);
+        let mut at = self.b.ins().iadd(results, offset);
+        for (r, &ty) in f.result_types.iter().enumerate() {
+            if r > 0 {
+                at = self.b.ins().iadd(at, stride_bytes);
+            }
+            let row = ((r as u32 + 1) * row_bytes) as i32;
+            let x = self.b.ins().load(types::I32, MemFlagsData::trusted(), lane_at, row);
+            let x = if ty == Ty::Bool { self.b.ins().band_imm_u(x, 1) } else { x };
+            self.b.ins().store(data_flags(), x, at, 0);
+        }
+        let below = self.b.ins().iadd_imm_s(bits, -1);
+        let rest = self.b.ins().band(bits, below);
+        self.b.ins().brif(rest, copy, &[BlockArg::Value(rest)], done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// Queue positions for the lanes in `finished`, in lane order from `next`: the lanes'
