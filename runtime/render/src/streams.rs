@@ -104,8 +104,9 @@ pub(crate) fn sampler_function(module: &mut Module, decl: &ExternDecl) -> Result
                 let (bits, state) = xoshiro128(b, state);
                 let top = b.u32(8);
                 let top = b.binary(BinaryOp::Shr, bits, top);
-                // Below 2^24, so the signed conversion gives the same float in one instruction;
-                // an unsigned one takes eight on x86-64 without AVX-512 (Cranelift converts its halves).
+                // Below 2^24, so the signed conversion gives the same float in one
+                // instruction; an unsigned one takes eight on x86-64 without AVX-512
+                // (Cranelift converts the two 16-bit halves and adds them).
                 let top = b.bitcast(I32, top);
                 let top = b.convert(F32, top);
                 let unit = b.f32(UNIT);

@@ -268,10 +268,10 @@ impl Translator<'_, '_> {
 
     /// Stores the results `outs` of the lanes in `finished` (at least one) at their samples'
     /// places: `results[r * stride + sample]`. The vectors go to a stack slot whole, and a loop
-    /// over the finished lanes copies each one's values from there: one or two lanes finish
-    /// at a time, so this costs a fraction of a store per lane and result made harmless for the
-    /// other lanes (the scratch-slot stores with `select`ed addresses it replaces ran about 150
-    /// instructions per refill at four lanes: docs/benchmarks.md).
+    /// over the finished lanes copies each one's values from there. One or two lanes finish at
+    /// a time, and the others cost nothing: stores for every lane, sent to a scratch slot by a
+    /// selected address where the lane had not finished, ran about 150 instructions per refill
+    /// at four lanes (docs/benchmarks.md).
     fn store_finished_results(
         &mut self,
         results: ir::Value,
