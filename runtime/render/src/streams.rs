@@ -64,7 +64,7 @@ const UNIT: f32 = 1.0 / (1u32 << 24) as f32;
 /// otherwise the host function on the handle. Adds the buffer and the host functions to
 /// `module` when it has them not yet.
 pub(crate) fn sampler_function(module: &mut Module, decl: &ExternDecl) -> Result<Function, LinkError> {
-    use Ty::{F32, I32, U32};
+    use Ty::{F32, U32};
     let (method, results): (&str, &[Ty]) = match decl.name.as_str() {
         "Sampler::next_1d" => ("next_1d", &[F32]),
         "Sampler::next_2d" => ("next_2d", &[F32, F32]),
@@ -104,10 +104,6 @@ pub(crate) fn sampler_function(module: &mut Module, decl: &ExternDecl) -> Result
                 let (bits, state) = xoshiro128(b, state);
                 let top = b.u32(8);
                 let top = b.binary(BinaryOp::Shr, bits, top);
-                // Below 2^24, so the signed conversion gives the same float in one
-                // instruction; an unsigned one takes eight on x86-64 without AVX-512
-                // (Cranelift converts the two 16-bit halves and adds them).
-                let top = b.bitcast(I32, top);
                 let top = b.convert(F32, top);
                 let unit = b.f32(UNIT);
                 (b.mul(top, unit), state)
