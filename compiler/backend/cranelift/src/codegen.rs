@@ -96,6 +96,17 @@ pub(crate) fn data_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
+/// Flags of loads of buffer elements: [`data_flags`], and for a read-only buffer (see
+/// [`read_only_buffers`]) also free to move, since every address a load computes is valid.
+fn element_load_flags(read_only: bool) -> MemFlagsData {
+    let flags = data_flags().with_aligned();
+    if read_only {
+        flags.with_readonly().with_can_move()
+    } else {
+        flags
+    }
+}
+
 fn little() -> MemFlagsData {
     MemFlagsData::new().with_endianness(Endianness::Little)
 }
@@ -150,6 +161,24 @@ pub(crate) struct Env<'a> {
     pub pshufb: bool,
     /// [`crate::Options::private_buffers`]: atomic adds as plain loads and stores.
     pub private_buffers: bool,
+    /// Per buffer: whether no function of the module stores to it or adds to it, so that its
+    /// elements keep their values for the whole call ([`read_only_buffers`]).
+    pub read_only: &'a [bool],
+}
+
+/// Per buffer of `module`, whether no function stores or adds to it. Host functions never
+/// touch buffers (the IR's rule), so these hold the same values for a whole kernel call: their
+/// loads may move and merge (a parameter gather's loads then fold into its lane inserts).
+pub(crate) fn read_only_buffers(module: &drs_ir::Module) -> Vec<bool> {
+    let mut read_only = vec![true; module.buffers.len()];
+    for f in &module.functions {
+        drs_opt::util::walk_insts(&f.body, &mut |inst| {
+            if let Op::Store { buffer, .. } | Op::AtomicAdd { buffer, .. } = inst.op {
+                read_only[buffer as usize] = false;
+            }
+        });
+    }
+    read_only
 }
 
 /// Namespaces of the external names that compiled code refers to (`compile.rs` turns them
@@ -1475,25 +1504,33 @@ impl<'a, 'b> Translator<'a, 'b> {
         (ok, self.b.ins().iadd(base, off))
     }
 
-    fn load_lane(&mut self, elem: Ty, base: ir::Value, len: ir::Value, index: ir::Value) -> ir::Value {
+    fn load_lane(
+        &mut self,
+        elem: Ty,
+        flags: MemFlagsData,
+        base: ir::Value,
+        len: ir::Value,
+        index: ir::Value,
+    ) -> ir::Value {
         let (ok, addr) = self.element(base, len, index);
         let lty = if elem == Ty::F32 { types::F32 } else { types::I32 };
-        let x = self.b.ins().load(lty, data_flags().with_aligned(), addr, 0);
+        let x = self.b.ins().load(lty, flags, addr, 0);
         let zero = if elem == Ty::F32 { self.b.ins().f32const(0.0) } else { self.b.ins().iconst(types::I32, 0) };
         self.b.ins().select(ok, x, zero)
     }
 
     fn load(&mut self, buffer: u32, index: Value) -> Result<V> {
         let elem = self.env.module.buffers[buffer as usize].elem;
+        let flags = element_load_flags(self.env.read_only[buffer as usize]);
         let (base, len) = self.buffer(buffer);
         match self.get(index)? {
             V::U(i) => {
-                let x = self.load_lane(elem, base, len, i);
+                let x = self.load_lane(elem, flags, base, len, i);
                 let x = if elem == Ty::Bool { self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0) } else { x };
                 Ok(V::U(x))
             }
             V::P(ip) => {
-                let bits = self.gather(base, len, ip);
+                let bits = self.gather(flags, base, len, ip);
                 let mut out = [self.vconst(elem, 0); 2];
                 for (p, bits) in out.iter_mut().zip(bits).take(self.shape.parts) {
                     *p = match elem {
@@ -1514,7 +1551,13 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// range. The range check is one vector comparison; the lanes then load from their index,
     /// or from element 0 when it is out of range, without further tests. (Clamping and
     /// selecting lane by lane took about twice the instructions.)
-    fn gather(&mut self, base: ir::Value, len: ir::Value, indices: [ir::Value; 2]) -> [ir::Value; 2] {
+    fn gather(
+        &mut self,
+        flags: MemFlagsData,
+        base: ir::Value,
+        len: ir::Value,
+        indices: [ir::Value; 2],
+    ) -> [ir::Value; 2] {
         let ptr = self.shape.ptr;
         // Every u32 index is in range of a buffer longer than u32::MAX elements.
         let max = self.b.ins().iconst(ptr, i64::from(u32::MAX));
@@ -1536,7 +1579,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let index = self.b.ins().uextend(ptr, index);
                 let offset = self.b.ins().ishl_imm_u(index, 2);
                 let address = self.b.ins().iadd(base, offset);
-                let x = self.b.ins().load(types::I32, data_flags().with_aligned(), address, 0);
+                let x = self.b.ins().load(types::I32, flags, address, 0);
                 bits = self.b.ins().insertlane(bits, x, lane);
             }
             *out = self.b.ins().band(bits, in_range);

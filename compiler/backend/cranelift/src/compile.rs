@@ -176,8 +176,17 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         |flag: &str| isa.name() == "x64" && isa.isa_flags().iter().any(|f| f.name == flag && f.as_bool() == Some(true));
     let (blendv, pshufb) = (x64_has("has_sse41"), x64_has("has_ssse3"));
     let private_buffers = options.private_buffers;
-    let env =
-        || Env { module, call_conv, config: isa.frontend_config(), funcs: &sigs, blendv, pshufb, private_buffers };
+    let read_only = crate::codegen::read_only_buffers(module);
+    let env = || Env {
+        module,
+        call_conv,
+        config: isa.frontend_config(),
+        funcs: &sigs,
+        blendv,
+        pshufb,
+        private_buffers,
+        read_only: &read_only,
+    };
     let mut called = vec![false; module.functions.len()];
     for f in &module.functions {
         for callee in drs_opt::util::callees(&f.body) {

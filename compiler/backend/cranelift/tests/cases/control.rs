@@ -411,6 +411,41 @@ fn loads_stores_and_atomics_out_of_range() {
     }
 }
 
+/// Loads of a buffer that no function writes may move and merge (the backend marks them so);
+/// loads of a buffer that the kernel also writes must see the writes. In a loop, a lane loads
+/// the same element of each buffer every trip: the read-only one's load could leave the loop,
+/// the written one's must not, since the lane adds to that element before reading it again.
+#[test]
+fn loads_move_only_in_buffers_that_no_one_writes() {
+    let mut m = Module {
+        buffers: vec![BufferDecl { name: "fixed".into(), elem: Ty::F32 }, BufferDecl { name: "running".into(), elem: Ty::F32 }],
+        ..Module::default()
+    };
+    func(&mut m, "sums", &[Ty::U32, Ty::I32], |b, p| {
+        let (lane, trips) = (p[0], p[1]);
+        let zero = b.f32(0.0);
+        let start = b.i32(0);
+        let out = b.loop_(vec![start, zero, zero], |b, c| {
+            let fixed = b.load(0, lane);
+            let seen = b.load(1, lane);
+            let sum_fixed = b.add(c[1], fixed);
+            let sum_seen = b.add(c[2], seen);
+            let bumped = b.add(seen, fixed);
+            b.store(1, lane, bumped);
+            let one = b.i32(1);
+            let i = b.add(c[0], one);
+            let more = b.cmp(CmpOp::Lt, i, trips);
+            (more, vec![i, sum_fixed, sum_seen])
+        });
+        vec![out[1], out[2]]
+    });
+    // Lanes 0..40 (one element each; some past the buffers' 32 elements) with 1..6 trips.
+    let lanes: Vec<Vec<u32>> = (0..40).map(|l| vec![l, 1 + l % 6]).collect();
+    let fixed: Vec<u32> = (0..32).map(|i| f(0.5 + i as f32)).collect();
+    let running: Vec<u32> = (0..32).map(|i| f(i as f32 * 0.25)).collect();
+    check(&m, "sums", &lanes, &[fixed, running], &[]);
+}
+
 /// Local arrays under divergence: lanes write different elements (and one shared element)
 /// under the masks of a varying `if` and of a loop whose trip count differs per lane, with
 /// uniform, varying and out-of-range indices; every cell read back must be the lane's own.
