@@ -161,6 +161,9 @@ pub(crate) struct Env<'a> {
     pub pshufb: bool,
     /// [`crate::Options::private_buffers`]: atomic adds as plain loads and stores.
     pub private_buffers: bool,
+    /// Gathers take their indices out of the vector two at a time (x86-64; see
+    /// [`Translator::lane_offsets`]).
+    pub index_pairs: bool,
     /// Per buffer: whether no function of the module stores to it or adds to it, so that its
     /// elements keep their values for the whole call ([`read_only_buffers`]).
     pub read_only: &'a [bool],
@@ -1564,27 +1567,57 @@ impl<'a, 'b> Translator<'a, 'b> {
         let long = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, max);
         let long = self.b.ins().bmask(types::I32, long);
         let long = self.b.ins().splat(types::I32X4, long);
+        // Unsigned `index < len` as a signed comparison of both with the sign bit flipped:
+        // x86 without AVX-512 compares unsigned vectors in four instructions, signed in one.
+        let sign = self.b.ins().iconst(types::I32, i64::from(i32::MIN));
         let len = self.b.ins().umin(len, max);
         let len = self.b.ins().ireduce(types::I32, len);
+        let len = self.b.ins().bxor(len, sign);
         let len = self.b.ins().splat(types::I32X4, len);
+        let sign = self.b.ins().splat(types::I32X4, sign);
         let zero = self.vconst(Ty::I32, 0);
         let mut out = [zero; 2];
         for (part, out) in out.iter_mut().enumerate().take(self.shape.parts) {
-            let in_range = self.b.ins().icmp(IntCC::UnsignedLessThan, indices[part], len);
+            let signed = self.b.ins().bxor(indices[part], sign);
+            let in_range = self.b.ins().icmp(IntCC::SignedGreaterThan, len, signed);
             let in_range = self.b.ins().bor(in_range, long);
             let safe = self.b.ins().band(indices[part], in_range);
+            let offsets = self.lane_offsets(safe);
             let mut bits = self.vconst(Ty::I32, 0);
-            for lane in 0..4u8 {
-                let index = self.b.ins().extractlane(safe, lane);
-                let index = self.b.ins().uextend(ptr, index);
-                let offset = self.b.ins().ishl_imm_u(index, 2);
+            for (lane, offset) in offsets.into_iter().enumerate() {
                 let address = self.b.ins().iadd(base, offset);
                 let x = self.b.ins().load(types::I32, flags, address, 0);
-                bits = self.b.ins().insertlane(bits, x, lane);
+                bits = self.b.ins().insertlane(bits, x, lane as u8);
             }
             *out = self.b.ins().band(bits, in_range);
         }
         out
+    }
+
+    /// The byte offsets (pointer-sized) of the 32-bit elements at the four u32 `indices`. On
+    /// x86-64 they leave the vector two at a time, as 64-bit lanes split by a shift and a 32-bit
+    /// move: x86 extracts a 32-bit lane into a register that Cranelift then zero-extends with
+    /// an instruction of its own.
+    fn lane_offsets(&mut self, indices: ir::Value) -> [ir::Value; 4] {
+        let ptr = self.shape.ptr;
+        if !(self.env.index_pairs && ptr == types::I64) {
+            return std::array::from_fn(|lane| {
+                let index = self.b.ins().extractlane(indices, lane as u8);
+                let index = self.b.ins().uextend(ptr, index);
+                self.b.ins().ishl_imm_u(index, 2)
+            });
+        }
+        let pairs = self.b.ins().bitcast(types::I64X2, little(), indices);
+        let mut offsets = [pairs; 4];
+        for pair in 0..2 {
+            let both = self.b.ins().extractlane(pairs, pair as u8);
+            let low = self.b.ins().ireduce(types::I32, both);
+            let low = self.b.ins().uextend(types::I64, low);
+            let high = self.b.ins().ushr_imm_u(both, 32);
+            offsets[2 * pair] = self.b.ins().ishl_imm_u(low, 2);
+            offsets[2 * pair + 1] = self.b.ins().ishl_imm_u(high, 2);
+        }
+        offsets
     }
 
     fn store(&mut self, buffer: u32, index: Value, value: Value) -> Result<()> {

@@ -185,6 +185,7 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         blendv,
         pshufb,
         private_buffers,
+        index_pairs: isa.name() == "x64",
         read_only: &read_only,
     };
     let mut called = vec![false; module.functions.len()];
