@@ -163,7 +163,7 @@ fn exp_nonpositive(y: f32x4) -> f32x4 {
     let n = shifted - f32x4::splat(ROUNDING);
     let r = y - n * f32x4::splat(LN2_HIGH) - n * f32x4::splat(LN2_LOW);
     // Taylor series of exp(r) to r^7 (error below 2^-26 for |r| <= ln 2 / 2) by Estrin's
-    // scheme: pairs of terms, then pairs of pairs, a chain of four multiply-adds instead of
+    // scheme: pairs of terms, then pairs of pairs, three multiply-adds deep instead of
     // Horner's seven (the film splats every sample with two of these; the chain's latency
     // showed in time profiles, not in instruction counts).
     let c = |x: f32| f32x4::splat(x);

@@ -1551,9 +1551,10 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// The elements at a vector of indices as i32 bits, 0 in lanes whose index is out of
-    /// range. The range check is one vector comparison; the lanes then load from their index,
-    /// or from element 0 when it is out of range, without further tests. (Clamping and
-    /// selecting lane by lane took about twice the instructions.)
+    /// range. The range check is one vector comparison (and the `xor` that makes it signed);
+    /// the lanes then load from their index, or from element 0 when it is out of range,
+    /// without further tests. (Clamping and selecting lane by lane took about twice the
+    /// instructions.)
     fn gather(
         &mut self,
         flags: MemFlagsData,
