@@ -294,6 +294,7 @@ impl Translator<'_, '_> {
             }
         }
         let bits = self.lane_bits(finished);
+        let base = self.b.ins().stack_addr(ptr, slot, 0);
         let (copy, done) = (self.b.create_block(), self.b.create_block());
         self.b.append_block_param(copy, types::I32);
         self.b.ins().jump(copy, &[BlockArg::Value(bits)]);
@@ -303,7 +304,6 @@ impl Translator<'_, '_> {
         let lane = self.b.ins().ctz(bits);
         let lane = self.b.ins().uextend(types::I64, lane);
         let lane_offset = self.b.ins().ishl_imm_u(lane, 2);
-        let base = self.b.ins().stack_addr(ptr, slot, 0);
         let lane_at = self.b.ins().iadd(base, lane_offset);
         let index = self.b.ins().load(types::I32, MemFlagsData::trusted(), lane_at, 0);
         let index = self.b.ins().uextend(types::I64, index);
