@@ -242,6 +242,11 @@ impl<const L: usize> Mask<L> {
     }
 
     #[inline(always)]
+    fn all(self) -> bool {
+        self.0.iter().all(|&m| m != 0)
+    }
+
+    #[inline(always)]
     fn and(self, o: Self) -> Self {
         let mut out = [0; L];
         for i in 0..L {
@@ -369,6 +374,11 @@ struct TriangleLanes<const L: usize> {
     /// Lanes whose mesh has vertex normals, and those whose mesh has uvs.
     has_normals: Mask<L>,
     has_uvs: Mask<L>,
+    /// The normal and shading frame's first two axes of lanes whose mesh stores them per
+    /// triangle (`TriangleMesh::face_frames`), as `[vector][component][lane]`, and the lanes
+    /// that have them or no hit.
+    face_frames: [[[f32; L]; 3]; 3],
+    face_frame_or_no_hit: Mask<L>,
 }
 
 impl<const L: usize> Default for TriangleLanes<L> {
@@ -386,6 +396,8 @@ impl<const L: usize> Default for TriangleLanes<L> {
             prim_index: [0; L],
             has_normals: Mask([0; L]),
             has_uvs: Mask([0; L]),
+            face_frames: [[zeros; 3]; 3],
+            face_frame_or_no_hit: Mask([u32::MAX; L]),
         }
     }
 }
@@ -411,6 +423,15 @@ impl<const L: usize> TriangleLanes<L> {
                     self.uvs[v][c][lane] = uv[c];
                 }
             }
+        }
+        if let Some(frames) = mesh.face_frames() {
+            for (v, vector) in frames[hit.prim_index as usize].iter().enumerate() {
+                for c in 0..3 {
+                    self.face_frames[v][c][lane] = vector[c];
+                }
+            }
+        } else {
+            self.face_frame_or_no_hit.0[lane] = 0;
         }
         self.has_normals.0[lane] = Mask::<L>::of(mesh.normals().is_some());
         self.has_uvs.0[lane] = Mask::<L>::of(mesh.uvs().is_some());
@@ -469,7 +490,11 @@ impl<const L: usize> TriangleLanes<L> {
         let barycentrics = [b0, b1, b2];
         let e1 = p1.sub(p0);
         let e2 = p2.sub(p0);
-        let n = e1.cross(e2).normalize();
+        // Where every hit's triangle has its normal and tangents stored, they replace the
+        // normalisations and divisions that compute them (the same bits).
+        let stored = self.face_frame_or_no_hit.all();
+        let [face_n, face_s, face_t] = &self.face_frames;
+        let n = if stored { V3::from_columns(face_n) } else { e1.cross(e2).normalize() };
         // Where no lane has vertex normals (or uvs), the blends below would pick the other
         // side in every lane: skip computing the one they drop.
         let shading_n = if has_normals.any() {
@@ -503,7 +528,12 @@ impl<const L: usize> TriangleLanes<L> {
             ([b1, b2], e1, e2)
         };
 
-        let (s, t) = shading_tangents(shading_n, dp_du);
+        let (s, t) = if stored {
+            // Meshes with stored frames have face normals: the shading normal is `n`.
+            (V3::from_columns(face_s), V3::from_columns(face_t))
+        } else {
+            shading_tangents(shading_n, dp_du)
+        };
         let wi_from = V3::from_columns(&self.direction).neg();
         out.t = self.t;
         out.p = V3::interpolate([p0, p1, p2], barycentrics).to_columns();

@@ -366,6 +366,39 @@ fn interactions_of_lanes_equal_the_scalar_ones_bit_for_bit() {
     }
 }
 
+/// The same where every mesh has face normals, whose normals and shading tangents the lanes
+/// take from per-triangle storage when every hit of a group allows it: with and without uvs,
+/// with degenerate uvs (the tangent from `coordinate_system`) and mirrored.
+#[test]
+fn interactions_of_face_normal_meshes_equal_the_scalar_ones_bit_for_bit() {
+    let mut rng = Rng::new(0xFACE_0001);
+    let mirrored =
+        transform(Mat4::from_translation(Vec3::new(0.0, 0.0, 6.0)) * Mat4::from_scale(Vec3::new(-2.0, 1.5, 1.0)));
+    let face_normals = MeshOptions { face_normals: true, ..MeshOptions::default() };
+    let mut same_uvs = common::uv_sphere_mesh(Vec3::new(-5.0, 5.0, 0.0), 1.5, 5, 8);
+    same_uvs.uvs = Some(vec![Vec2::splat(0.25); same_uvs.positions.len()]);
+    let mut unit_uvs = common::uv_sphere_mesh(Vec3::new(0.0, -5.0, 1.0), 1.0, 4, 6);
+    unit_uvs.uvs = Some((0..unit_uvs.positions.len()).map(|_| rng.vec2()).collect());
+    let shapes: Vec<Shape> = vec![
+        TriangleMesh::new(common::uv_sphere_mesh(Vec3::new(5.0, 5.0, 0.0), 2.0, 6, 10), &mirrored, face_normals)
+            .unwrap()
+            .into(),
+        TriangleMesh::new(same_uvs, &Transform::IDENTITY, face_normals).unwrap().into(),
+        TriangleMesh::new(unit_uvs, &mirrored, face_normals).unwrap().into(),
+        cube(&transform(Mat4::from_rotation_y(0.4) * Mat4::from_scale(Vec3::splat(1.2))), true).unwrap().into(),
+        rectangle(&transform(Mat4::from_translation(Vec3::new(0.0, 6.0, -3.0))), false).unwrap().into(),
+    ];
+    let geometry = Geometry::new(shapes).unwrap();
+    for (hits, misses) in [
+        check_interaction_lanes::<1>(&geometry, &mut rng, 8000),
+        check_interaction_lanes::<4>(&geometry, &mut rng, 2000),
+        check_interaction_lanes::<8>(&geometry, &mut rng, 1000),
+        check_interaction_lanes::<16>(&geometry, &mut rng, 500),
+    ] {
+        assert!(hits > 900 && misses > 500, "{hits} hits, {misses} misses");
+    }
+}
+
 /// Traces `groups` groups of `L` random rays through `geometry` and checks that
 /// `surface_interactions` gives every lane's interaction bit for bit as `surface_interaction`
 /// does. Returns the number of hits and misses seen.

@@ -54,6 +54,10 @@ pub struct TriangleMesh {
     area_distribution: DiscreteDistribution,
     /// Set for the `rectangle` generator's meshes, which sample their parallelogram directly.
     parallelogram: Option<Parallelogram>,
+    /// For a mesh with face normals, each triangle's normal and the first two axes of its
+    /// shading frame, which are the same at every point of the triangle
+    /// (`surface_interaction`'s values).
+    face_frames: Option<Vec<[Vec3; 3]>>,
 }
 
 /// A mesh that is one parallelogram with positive area, sampled as Mitsuba samples its analytic
@@ -102,7 +106,25 @@ impl TriangleMesh {
             let [p0, p1, p2] = t.map(|i| positions[i as usize]);
             0.5 * (p1 - p0).cross(p2 - p0).length()
         }));
-        Ok(TriangleMesh { positions, normals, uvs, triangles, area_distribution, parallelogram: None })
+        let mut mesh = TriangleMesh {
+            positions,
+            normals,
+            uvs,
+            triangles,
+            area_distribution,
+            parallelogram: None,
+            face_frames: None,
+        };
+        if mesh.normals.is_none() {
+            // Computed by `surface_interaction` itself, so that they are its bits.
+            let frames = (0..mesh.triangles.len() as u32).map(|prim_index| {
+                let hit = Hit { t: 0.0, shape_index: 0, prim_index, prim_uv: Vec2::ZERO };
+                let si = mesh.surface_interaction(&Ray::new(Vec3::ZERO, Vec3::Z), &hit);
+                [si.n, si.sh_frame.s, si.sh_frame.t]
+            });
+            mesh.face_frames = Some(frames.collect());
+        }
+        Ok(mesh)
     }
 
     /// Marks this mesh, made by the `rectangle` generator (whose vertices 0, 1 and 2 are the
@@ -132,6 +154,12 @@ impl TriangleMesh {
     /// Unit vertex normals, `None` for a mesh with face normals.
     pub fn normals(&self) -> Option<&[Vec3]> {
         self.normals.as_deref()
+    }
+
+    /// Each triangle's normal and shading frame's first two axes, for a mesh with face
+    /// normals (see the field).
+    pub(crate) fn face_frames(&self) -> Option<&[[Vec3; 3]]> {
+        self.face_frames.as_deref()
     }
 
     pub fn uvs(&self) -> Option<&[Vec2]> {
