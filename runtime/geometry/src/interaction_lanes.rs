@@ -376,7 +376,7 @@ struct TriangleLanes<const L: usize> {
     has_uvs: Mask<L>,
     /// The normal and shading frame's first two axes of lanes whose mesh stores them per
     /// triangle (`TriangleMesh::face_frames`), as `[vector][component][lane]`, and the lanes
-    /// that have them or no hit.
+    /// that have them or no triangle hit (whatever those hold, nobody reads it).
     face_frames: [[[f32; L]; 3]; 3],
     face_frame_or_no_hit: Mask<L>,
 }
