@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use drs_cranelift::{Buffer, CodeGenerator, Lanes};
 use drs_film::{Film, Image, ImageBlock, SampleStream, Sampler, Tile, TileOrder};
-use drs_geometry::math::Vec2;
 
 use crate::error::RenderError;
 use crate::kernel::Kernel;
@@ -35,6 +34,8 @@ pub(crate) fn batch_lanes(tile: Tile, spp: u32) -> usize {
 const MIN_TILES: u64 = 1024;
 /// Sample streams seeded side by side (see [`Sampler::streams`]).
 const SEED_LANES: usize = 8;
+/// Camera rays made side by side (see [`crate::PerspectiveCamera::rays`]).
+const RAY_LANES: usize = 8;
 /// Kernel arguments per lane: integrator instance, scene, sampler, ray (o, d, maxt, time).
 pub(crate) const ARGS: usize = 11;
 /// Kernel results per lane: colour and the valid flag (then the AOV values, if any).
@@ -220,25 +221,34 @@ impl Scene {
                 let mut streams = BatchStreams::start(&mut stream_words, n, sampler);
                 seed_samples(sampler, &pixels, spp, width, start..start + n, |lane, pos, stream| {
                     positions[lane] = pos;
-                    let ray = self.camera.ray(Vec2::new(pos[0] / width as f32, pos[1] / height as f32));
-                    let lane_args = [
-                        instance,
-                        0,
-                        lane as u32,
-                        ray.o.x.to_bits(),
-                        ray.o.y.to_bits(),
-                        ray.o.z.to_bits(),
-                        ray.d.x.to_bits(),
-                        ray.d.y.to_bits(),
-                        ray.d.z.to_bits(),
-                        ray.maxt.to_bits(),
-                        0f32.to_bits(),
-                    ];
-                    for (p, &a) in lane_args.iter().enumerate() {
-                        args[p * n + lane] = a;
-                    }
                     streams.add(stream);
                 });
+            }
+            // Parameter-major (args[p * n + lane]): integrator instance, scene, sample stream,
+            // the camera ray's o, d and maxt, time.
+            let mut columns = args.chunks_exact_mut(n);
+            let [integrator, scene, stream] = std::array::from_fn(|_| columns.next().expect("ARGS columns"));
+            let mut ray_columns: [&mut [u32]; 7] = std::array::from_fn(|_| columns.next().expect("ARGS columns"));
+            let time = columns.next().expect("ARGS columns");
+            integrator.fill(instance);
+            scene.fill(0);
+            for (lane, handle) in stream.iter_mut().enumerate() {
+                *handle = lane as u32;
+            }
+            time.fill(0f32.to_bits());
+            let film_size = [width as f32, height as f32];
+            for (chunk, at) in positions[..n].chunks(RAY_LANES).zip((0..n).step_by(RAY_LANES)) {
+                // A short chunk repeats its last position.
+                let uv: [[f32; RAY_LANES]; 2] = std::array::from_fn(|axis| {
+                    std::array::from_fn(|l| chunk[l.min(chunk.len() - 1)][axis] / film_size[axis])
+                });
+                let rays = self.camera.rays(&uv);
+                let values = rays.o.iter().chain(&rays.d).chain([&rays.maxt]);
+                for (column, values) in ray_columns.iter_mut().zip(values) {
+                    for (arg, value) in column[at..at + chunk.len()].iter_mut().zip(values) {
+                        *arg = value.to_bits();
+                    }
+                }
             }
             batch(n, args, &positions[..n], &mut stream_words)?;
         }
