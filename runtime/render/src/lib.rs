@@ -62,5 +62,5 @@ pub use optimize::{Loss, LossError, Method, Optimizer};
 pub use params::{ParamError, ParamInfo, ParamStore, TensorValue};
 pub use render::RenderOptions;
 pub use scene::{FilmDesc, Scene, SceneGeometry};
-pub use sensor::{FovAxis, PerspectiveCamera};
+pub use sensor::{FovAxis, PerspectiveCamera, RayLanes};
 pub use tabulate::{table_arguments, tabulated_data, tabulated_len};

@@ -80,7 +80,7 @@ impl PerspectiveCamera {
     }
 
     /// [`Self::ray`] for `N` film positions (`uv[axis][lane]`) at once: each step runs on all
-    /// lanes (vector instructions), so that the two square roots and the four divisions of a
+    /// lanes (vector instructions), so that the two square roots and three divisions of a
     /// ray overlap with the other lanes' instead of waiting on each other. Every lane gets the
     /// arithmetic of one glam ray (`normalize` as the product with `1 / length`, the matrix
     /// applied column by column), in the same order, without fused multiply-adds.
