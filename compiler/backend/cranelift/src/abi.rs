@@ -41,8 +41,11 @@ pub struct Buffer<'a> {
 unsafe impl Send for Buffer<'_> {}
 unsafe impl Sync for Buffer<'_> {}
 
-/// What an empty buffer points at: compiled code clamps out-of-range indices to 0 before it
-/// loads (and then discards the value), so every buffer must have one readable element.
+/// What an empty buffer points at: compiled code clamps out-of-range indices before it loads
+/// (to 0 for an empty buffer) and then discards the value, so every buffer must have one
+/// readable element. Vector loads take this one's value for index 0 as it is, so it must stay
+/// 0, the value of an out-of-range element (compiled code never writes it: stores and atomic
+/// adds test the index against `len`).
 static EMPTY: AtomicU32 = AtomicU32::new(0);
 
 impl<'a> Buffer<'a> {
@@ -91,7 +94,8 @@ pub struct ExternEntry {
 #[derive(Clone, Copy, Debug)]
 pub struct Context {
     /// `Buffer` descriptors in the order of [`drs_ir::Module::buffers`]; each must point at
-    /// least at one readable, 4-byte aligned element (also when `len` is 0).
+    /// least at one readable, 4-byte aligned element (also when `len` is 0, and then one that
+    /// reads 0, as [`Buffer::new`] makes them).
     pub buffers: *const Buffer<'static>,
     /// Extern entries in the order of [`drs_ir::Module::externs`].
     pub externs: *const ExternEntry,

@@ -1551,10 +1551,13 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// The elements at a vector of indices as i32 bits, 0 in lanes whose index is out of
-    /// range. The range check is one vector comparison (and the `xor` that makes it signed);
-    /// the lanes then load from their index, or from element 0 when it is out of range,
-    /// without further tests. (Clamping and selecting lane by lane took about twice the
-    /// instructions.)
+    /// range. Each lane loads from its index clamped to the last element, so that every load
+    /// is in bounds without a test, and the lanes whose index the clamp changed are then
+    /// zeroed: one unsigned minimum and one comparison per vector. The clamped indices also
+    /// serve as the vector the loaded lanes are inserted into (every lane is overwritten), so
+    /// no zero vector is kept live for it. (A signed comparison against the length, with the
+    /// sign bits flipped and a flag for buffers longer than u32::MAX, took three more
+    /// instructions and three more loop-invariant vectors per gather.)
     fn gather(
         &mut self,
         flags: MemFlagsData,
@@ -1563,28 +1566,23 @@ impl<'a, 'b> Translator<'a, 'b> {
         indices: [ir::Value; 2],
     ) -> [ir::Value; 2] {
         let ptr = self.shape.ptr;
-        // Every u32 index is in range of a buffer longer than u32::MAX elements.
+        // The last readable element: len - 1, or u32::MAX for a buffer longer than that (every
+        // index is in range), or 0 for an empty buffer, whose one element reads 0
+        // (`abi::Buffer`), which is the value of an out-of-range lane anyway.
+        let one = self.b.ins().iconst(ptr, 1);
+        let at_least_one = self.b.ins().umax(len, one);
+        let last = self.b.ins().isub(at_least_one, one);
         let max = self.b.ins().iconst(ptr, i64::from(u32::MAX));
-        let long = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, max);
-        let long = self.b.ins().bmask(types::I32, long);
-        let long = self.b.ins().splat(types::I32X4, long);
-        // Unsigned `index < len` as a signed comparison of both with the sign bit flipped:
-        // x86 without AVX-512 compares unsigned vectors in four instructions, signed in one.
-        let sign = self.b.ins().iconst(types::I32, i64::from(i32::MIN));
-        let len = self.b.ins().umin(len, max);
-        let len = self.b.ins().ireduce(types::I32, len);
-        let len = self.b.ins().bxor(len, sign);
-        let len = self.b.ins().splat(types::I32X4, len);
-        let sign = self.b.ins().splat(types::I32X4, sign);
+        let last = self.b.ins().umin(last, max);
+        let last = self.b.ins().ireduce(types::I32, last);
+        let last = self.b.ins().splat(types::I32X4, last);
         let zero = self.vconst(Ty::I32, 0);
         let mut out = [zero; 2];
         for (part, out) in out.iter_mut().enumerate().take(self.shape.parts) {
-            let signed = self.b.ins().bxor(indices[part], sign);
-            let in_range = self.b.ins().icmp(IntCC::SignedGreaterThan, len, signed);
-            let in_range = self.b.ins().bor(in_range, long);
-            let safe = self.b.ins().band(indices[part], in_range);
-            let offsets = self.lane_offsets(safe);
-            let mut bits = self.vconst(Ty::I32, 0);
+            let clamped = self.b.ins().umin(indices[part], last);
+            let in_range = self.b.ins().icmp(IntCC::Equal, clamped, indices[part]);
+            let offsets = self.lane_offsets(clamped);
+            let mut bits = clamped;
             for (lane, offset) in offsets.into_iter().enumerate() {
                 let address = self.b.ins().iadd(base, offset);
                 let x = self.b.ins().load(types::I32, flags, address, 0);
