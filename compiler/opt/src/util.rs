@@ -256,3 +256,39 @@ pub fn written_buffers(module: &Module) -> Vec<bool> {
     }
     w
 }
+
+/// For each extern of `module`, whether each of its results is read by some instruction or
+/// region (a yield) after some call of it, over every function: what compiled code can need
+/// from the host. Conservative: a result passed on to a call or a loop counts as read.
+pub fn extern_results_read(module: &Module) -> Vec<Vec<bool>> {
+    let mut reads: Vec<Vec<bool>> = module.externs.iter().map(|e| vec![false; e.results.len()]).collect();
+    for f in &module.functions {
+        let mut read = vec![false; f.value_types.len()];
+        mark_reads(&f.body.insts, &f.body.yields, &mut read);
+        walk_insts(&f.body, &mut |inst| {
+            if let Op::CallExtern(ext, _) = inst.op {
+                if let Some(reads) = reads.get_mut(ext as usize) {
+                    for (slot, result) in reads.iter_mut().zip(&inst.results) {
+                        *slot |= read.get(result.0 as usize).copied().unwrap_or(true);
+                    }
+                }
+            }
+        });
+    }
+    reads
+}
+
+/// Marks the values that `insts` (with their regions) and `yields` read.
+pub fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
+    for &v in yields {
+        read[v.0 as usize] = true;
+    }
+    for inst in insts {
+        for v in operands(&inst.op) {
+            read[v.0 as usize] = true;
+        }
+        for r in nested(&inst.op) {
+            mark_reads(&r.insts, &r.yields, read);
+        }
+    }
+}

@@ -756,3 +756,27 @@ fn kernels_inline_callees_with_one_or_two_call_sites_and_drop_the_rest() {
     let run = |m: &Module, f: FuncId| drs_interp::Interpreter::new(m).call(f, &[x]).unwrap()[0];
     assert_eq!(run(&kernel, FuncId(0)), run(&m, entry));
 }
+
+/// A result counts as read when an instruction or a region's yield reads it, in any function
+/// and at any call; results no call's value is read of do not, and externs never called read
+/// nothing.
+#[test]
+fn extern_results_read_by_some_call() {
+    let mut m = Module::default();
+    let pair = ExternDecl { name: "pair".into(), params: vec![], results: vec![Ty::F32, Ty::F32, Ty::F32] };
+    let unused = ExternDecl { name: "unused".into(), params: vec![], results: vec![Ty::F32] };
+    m.externs.extend([pair, unused]);
+    let sigs = Signatures::of(&m);
+    // f reads result 0 in an instruction; g yields result 2 from a region; result 1 is dropped.
+    m.functions.push(function("f", &[], &[Ty::F32], &sigs, |b, _| {
+        let r = b.call_extern(0, vec![]);
+        vec![b.add(r[0], r[0])]
+    }));
+    m.functions.push(function("g", &[Ty::Bool], &[Ty::F32], &sigs, |b, p| {
+        let r = b.call_extern(0, vec![]);
+        let zero = b.f32(0.0);
+        vec![b.if_(p[0], |_| vec![r[2]], |_| vec![zero])[0]]
+    }));
+    verify_module(&m).unwrap();
+    assert_eq!(util::extern_results_read(&m), vec![vec![true, false, true], vec![false]]);
+}

@@ -119,7 +119,10 @@ impl Geometry {
     /// Writes to `out` the surface interactions of the hits that [`Geometry::intersect`]
     /// returned for `rays`, lane by lane equal to [`Geometry::surface_interaction`]; lanes whose
     /// hit is `None` get unspecified values. (Written in place: returned, the interactions were
-    /// copied twice on their way to the kernel.)
+    /// copied twice on their way to the kernel.) Without `with_uv`, `uv`, `dp_du` and `dp_dv`
+    /// are unspecified where the mesh has face normals: then nothing else depends on the
+    /// vertices' texture coordinates, which are not read (a kernel that reads none of those
+    /// fields saves their gathering and arithmetic).
     ///
     /// # Panics
     /// If a hit names a shape or primitive that this geometry does not have.
@@ -128,6 +131,7 @@ impl Geometry {
         rays: &[Ray; L],
         hits: &[Option<Hit>; L],
         out: &mut SurfaceInteractions<L>,
+        with_uv: bool,
     ) {
         let mut triangles = TriangleLanes::<L>::default();
         // The lanes that hit spheres or disks, whose interactions replace the triangle code's
@@ -138,7 +142,7 @@ impl Geometry {
         for (lane, (ray, hit)) in rays.iter().zip(hits).enumerate() {
             let Some(hit) = hit else { continue };
             match &self.shapes()[hit.shape_index as usize] {
-                Shape::Mesh(mesh) => triangles.gather(lane, mesh, ray, hit),
+                Shape::Mesh(mesh) => triangles.gather(lane, mesh, ray, hit, with_uv),
                 _ => analytic |= 1 << lane,
             }
         }
@@ -403,8 +407,11 @@ impl<const L: usize> Default for TriangleLanes<L> {
 }
 
 impl<const L: usize> TriangleLanes<L> {
-    fn gather(&mut self, lane: usize, mesh: &TriangleMesh, ray: &Ray, hit: &Hit) {
+    /// Lane `lane`'s hit of `mesh`; its vertex uvs only `with_uv` or where the shading frame
+    /// depends on them (vertex normals, whose frame follows `dp_du`).
+    fn gather(&mut self, lane: usize, mesh: &TriangleMesh, ray: &Ray, hit: &Hit, with_uv: bool) {
         let tri = mesh.triangles()[hit.prim_index as usize];
+        let uvs = mesh.uvs().filter(|_| with_uv || mesh.face_frames().is_none());
         for (v, &index) in tri.iter().enumerate() {
             let index = index as usize;
             let p = mesh.positions()[index];
@@ -417,7 +424,7 @@ impl<const L: usize> TriangleLanes<L> {
                     self.normals[v][c][lane] = n[c];
                 }
             }
-            if let Some(uvs) = mesh.uvs() {
+            if let Some(uvs) = uvs {
                 let uv = uvs[index];
                 for c in 0..2 {
                     self.uvs[v][c][lane] = uv[c];
@@ -434,7 +441,7 @@ impl<const L: usize> TriangleLanes<L> {
             self.face_frame_or_no_hit.0[lane] = 0;
         }
         self.has_normals.0[lane] = Mask::<L>::of(mesh.normals().is_some());
-        self.has_uvs.0[lane] = Mask::<L>::of(mesh.uvs().is_some());
+        self.has_uvs.0[lane] = Mask::<L>::of(uvs.is_some());
         (self.b1[lane], self.b2[lane]) = (hit.prim_uv.x, hit.prim_uv.y);
         for c in 0..3 {
             self.direction[c][lane] = ray.d[c];
@@ -532,7 +539,11 @@ impl<const L: usize> TriangleLanes<L> {
             // Meshes with stored frames have face normals: the shading normal is `n`.
             (V3::from_columns(face_s), V3::from_columns(face_t))
         } else {
-            shading_tangents(shading_n, dp_du)
+            // Lanes with stored frames take them (the same bits), since their uvs, and so
+            // `dp_du`, may not have been gathered.
+            let (s, t) = shading_tangents(shading_n, dp_du);
+            let framed = self.face_frame_or_no_hit;
+            (V3::select(framed, V3::from_columns(face_s), s), V3::select(framed, V3::from_columns(face_t), t))
         };
         let wi_from = V3::from_columns(&self.direction).neg();
         out.t = self.t;

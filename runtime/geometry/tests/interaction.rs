@@ -396,9 +396,15 @@ fn check_interaction_lanes_at_every_width(geometry: &Geometry, rng: &mut Rng, mi
     }
 }
 
+/// Whether `hit` is on a mesh with face normals.
+fn face_normals(geometry: &Geometry, hit: &drs_geometry::Hit) -> bool {
+    matches!(&geometry.shapes()[hit.shape_index as usize], Shape::Mesh(mesh) if mesh.normals().is_none())
+}
+
 /// Traces `groups` groups of `L` random rays through `geometry` and checks that
 /// `surface_interactions` gives every lane's interaction bit for bit as `surface_interaction`
-/// does. Returns the number of hits and misses seen.
+/// does, and without uv the same but for the uv fields of meshes with face normals. Returns the
+/// number of hits and misses seen.
 fn check_interaction_lanes<const L: usize>(geometry: &Geometry, rng: &mut Rng, groups: usize) -> (usize, usize) {
     let (mut hits_seen, mut misses_seen) = (0, 0);
     for _ in 0..groups {
@@ -409,7 +415,10 @@ fn check_interaction_lanes<const L: usize>(geometry: &Geometry, rng: &mut Rng, g
         });
         let hits = rays.each_ref().map(|ray| geometry.intersect(ray));
         let mut lanes = SurfaceInteractions::<L>::default();
-        geometry.surface_interactions(&rays, &hits, &mut lanes);
+        geometry.surface_interactions(&rays, &hits, &mut lanes, true);
+        // Without uv, the same but for uv, dp_du and dp_dv of meshes with face normals.
+        let mut without_uv = SurfaceInteractions::<L>::default();
+        geometry.surface_interactions(&rays, &hits, &mut without_uv, false);
         for (lane, (ray, hit)) in rays.iter().zip(&hits).enumerate() {
             match hit {
                 Some(hit) => {
@@ -418,6 +427,15 @@ fn check_interaction_lanes<const L: usize>(geometry: &Geometry, rng: &mut Rng, g
                         interaction_bits(&lanes.lane(lane)),
                         interaction_bits(&expected),
                         "lane {lane} of {L}, {rays:?}"
+                    );
+                    let mut uv_free = without_uv.lane(lane);
+                    if face_normals(geometry, hit) {
+                        (uv_free.uv, uv_free.dp_du, uv_free.dp_dv) = (expected.uv, expected.dp_du, expected.dp_dv);
+                    }
+                    assert_eq!(
+                        interaction_bits(&uv_free),
+                        interaction_bits(&expected),
+                        "lane {lane} of {L} without uv, {rays:?}"
                     );
                     hits_seen += 1;
                 }

@@ -131,12 +131,12 @@ fn group_rays(g: &LaneGroup, rays: &mut RayPacket) {
 }
 
 /// `Scene::intersect` for a lane group ([`intersect_lanes`] at the group's width).
-fn intersect_group(scene: &SceneGeometry, g: &mut LaneGroup) {
+fn intersect_group(scene: &SceneGeometry, g: &mut LaneGroup, with_uv: bool) {
     match g.lanes() {
-        1 => intersect_lanes::<1>(scene, g),
-        4 => intersect_lanes::<4>(scene, g),
-        8 => intersect_lanes::<8>(scene, g),
-        16 => intersect_lanes::<16>(scene, g),
+        1 => intersect_lanes::<1>(scene, g, with_uv),
+        4 => intersect_lanes::<4>(scene, g, with_uv),
+        8 => intersect_lanes::<8>(scene, g, with_uv),
+        16 => intersect_lanes::<16>(scene, g, with_uv),
         lanes => panic!("a group of {lanes} lanes: compiled code calls with 1, 4, 8 or 16"),
     }
 }
@@ -146,11 +146,12 @@ fn intersect_group(scene: &SceneGeometry, g: &mut LaneGroup) {
 /// [`drs_geometry::Geometry::intersect_packet`], otherwise ray by ray), then their surface
 /// interactions computed together and written in place as the fields of `SurfaceInteraction`
 /// in declaration order ([`SI_FIELDS`], which starts with the columns of
-/// [`SurfaceInteractions`]).
+/// [`SurfaceInteractions`]). Without `with_uv` (the kernel reads none of them), `uv`, `dp_du`
+/// and `dp_dv` may be left unspecified ([`drs_geometry::Geometry::surface_interactions`]).
 // Out of line, each width in a function of its own: inlined into `intersect_group`, all four
 // widths' code in one function, Cranelift's four lanes rendered a few per cent slower.
 #[inline(never)]
-fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup) {
+fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup, with_uv: bool) {
     let active = g.active();
     let column = |param: usize| -> [f32; L] {
         let bits: &[u32; L] = g.arg_lanes(param).try_into().expect("a group of L lanes");
@@ -184,7 +185,7 @@ fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup) {
     g.write_results(|columns: &mut [[u32; L]; SI_FIELDS.len()]| {
         let [interactions @ .., time_column, bsdf, emitter, valid] = columns;
         let si = SurfaceInteractions::from_columns_mut(interactions);
-        scene.geometry.surface_interactions(&rays, &hits, si);
+        scene.geometry.surface_interactions(&rays, &hits, si, with_uv);
         *time_column = time;
         for (lane, hit) in hits.iter().enumerate() {
             match hit {
@@ -209,18 +210,19 @@ fn intersect_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGroup) {
     });
 }
 
-/// Binds every host function the kernel declares.
+/// Binds every host function the kernel `jit` declares.
 pub(crate) fn bind(
     externs: &mut Externs,
-    decls: &[drs_ir::ExternDecl],
+    jit: &drs_cranelift::Jit,
     program: &LoweredProgram,
     scene: Arc<SceneGeometry>,
 ) -> Result<(), HostError> {
+    let decls = jit.extern_decls();
     let bind_err = |name: &str| {
         let name = name.to_owned();
         move |e: drs_cranelift::Error| HostError { function: name.clone(), message: e.to_string() }
     };
-    for decl in decls {
+    for (index, decl) in decls.iter().enumerate() {
         let name = decl.name.as_str();
         let s = scene.clone();
         match name {
@@ -248,7 +250,10 @@ pub(crate) fn bind(
             }),
             "Scene::intersect" => {
                 check_fields(program, name, &SI_FIELDS)?;
-                externs.bind_group(name, move |g| intersect_group(&s, g))
+                let reads = jit.extern_results_read(index);
+                let read = |field: &str| SI_FIELDS.iter().zip(&reads).any(|(f, &r)| r && f.starts_with(field));
+                let with_uv = read("uv.") || read("dp_du.") || read("dp_dv.");
+                externs.bind_group(name, move |g| intersect_group(&s, g, with_uv))
             }
             "Scene::ray_test" => externs.bind_group(name, move |g| {
                 if g.active().count_ones() < ANY_HIT_PACKET_MIN_RAYS {

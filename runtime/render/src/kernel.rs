@@ -124,7 +124,7 @@ impl Scene {
             })
             .map_err(|e| RenderError::Compile(e.to_string()))?;
         let mut externs = jit.externs();
-        crate::host::bind(&mut externs, jit.extern_decls(), program, self.geometry.clone())
+        crate::host::bind(&mut externs, &jit, program, self.geometry.clone())
             .map_err(|e| RenderError::Link(e.to_string()))?;
         let buffers: Vec<String> = jit.buffers().iter().map(|b| b.name.clone()).collect();
         let sample_streams = buffers.iter().position(|name| name == SAMPLE_STREAMS);

@@ -27,6 +27,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::FunctionBuilder;
 use drs_ir::{BinaryOp, CmpOp, Const, Function, Inst, Op, Region, Ty, UnaryOp, Value};
+use drs_opt::util::mark_reads;
 use std::collections::HashMap;
 
 mod refill;
@@ -1885,21 +1886,6 @@ fn used_values(f: &Function) -> Vec<bool> {
     let mut used = vec![false; f.value_types.len()];
     mark_reads(&f.body.insts, &f.body.yields, &mut used);
     used
-}
-
-/// Marks the values that `insts` (with their regions) and `yields` read.
-pub(crate) fn mark_reads(insts: &[Inst], yields: &[Value], read: &mut [bool]) {
-    for &v in yields {
-        read[v.0 as usize] = true;
-    }
-    for inst in insts {
-        for v in drs_opt::util::operands(&inst.op) {
-            read[v.0 as usize] = true;
-        }
-        for r in drs_opt::util::nested(&inst.op) {
-            mark_reads(&r.insts, &r.yields, read);
-        }
-    }
 }
 
 /// Whether a region is worth if-converting: short, and without side effects, calls or loops.

@@ -263,6 +263,7 @@ pub(crate) fn compile_for(isa: &dyn TargetIsa, module: &Module, options: &Option
         lanes: options.lanes,
         functions,
         externs: module.externs.clone(),
+        extern_reads: drs_opt::util::extern_results_read(module),
         buffers: module.buffers.clone(),
         align: blob.align,
         code: blob.code,

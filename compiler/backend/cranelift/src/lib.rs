@@ -347,6 +347,7 @@ pub struct Jit {
     lanes: Lanes,
     functions: Vec<CompiledFn>,
     externs: Vec<ExternDecl>,
+    extern_reads: Vec<Vec<bool>>,
     externs_fingerprint: u64,
     buffers: Vec<BufferDecl>,
     _code: Code,
@@ -505,6 +506,16 @@ impl Jit {
     /// The compiled module's externs, in the order of their table ([`Jit::externs`]).
     pub fn extern_decls(&self) -> &[ExternDecl] {
         &self.externs
+    }
+
+    /// Which results of extern `index` (in [`Jit::extern_decls`]' order) the compiled code
+    /// reads: its host function may leave the others' values unspecified. Every result when
+    /// that is not known (code loaded from another generator's object without the record).
+    pub fn extern_results_read(&self, index: usize) -> Vec<bool> {
+        match self.extern_reads.get(index) {
+            Some(reads) => reads.clone(),
+            None => vec![true; self.externs.get(index).map_or(0, |e| e.results.len())],
+        }
     }
 
     /// The callable function `name`; [`Error::UnknownFunction`] also for a function compiled

@@ -51,7 +51,7 @@ use std::sync::OnceLock;
 /// Version of the serialised form of [`NativeModule`] and of the binary interface its code
 /// assumes (`abi.rs`: [`crate::Context`], [`crate::Buffer`], [`crate::ExternEntry`], host
 /// symbols). Bumped whenever any of them changes.
-pub const NATIVE_FORMAT_VERSION: u32 = 6;
+pub const NATIVE_FORMAT_VERSION: u32 = 7;
 /// Whether this host's architecture has native code (x86-64 and AArch64: the relocations the
 /// loader applies).
 pub const NATIVE_CODE_SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
@@ -269,6 +269,10 @@ pub struct NativeModule {
     pub(crate) lanes: Lanes,
     pub(crate) functions: Vec<NativeFn>,
     pub(crate) externs: Vec<ExternDecl>,
+    /// For each extern, which of its results compiled code reads
+    /// ([`drs_opt::util::extern_results_read`]), so that its host function may skip the
+    /// others; empty when that is not known (then every result counts as read).
+    pub(crate) extern_reads: Vec<Vec<bool>>,
     pub(crate) buffers: Vec<BufferDecl>,
     /// The largest alignment a function needs (a power of two, at most a page).
     pub(crate) align: u32,
@@ -302,6 +306,13 @@ impl NativeModule {
     /// Bytes of machine code (with padding between functions).
     pub fn code_size(&self) -> usize {
         self.code.len()
+    }
+
+    /// This code with the record of which extern results it reads, from `module`, the IR it
+    /// was compiled from (another code generator's object files do not say).
+    pub fn with_extern_reads_of(mut self, module: &Module) -> NativeModule {
+        self.extern_reads = drs_opt::util::extern_results_read(module);
+        self
     }
 
     /// The serialised form (see the module documentation).
@@ -358,6 +369,11 @@ impl NativeModule {
         }
         if !self.align.is_power_of_two() || self.align > MAX_ALIGN {
             return invalid(format!("alignment {} is not a power of two up to {MAX_ALIGN}", self.align));
+        }
+        let reads_fit = self.extern_reads.len() == self.externs.len()
+            && self.extern_reads.iter().zip(&self.externs).all(|(reads, e)| reads.len() == e.results.len());
+        if !(self.extern_reads.is_empty() || reads_fit) {
+            return invalid("the results read do not match the externs".into());
         }
         if let Some(f) =
             self.functions.iter().find(|f| [f.entry, f.internal].iter().flatten().any(|&at| at as usize >= len))
@@ -429,6 +445,7 @@ impl NativeModule {
             lanes: self.lanes,
             functions,
             externs: self.externs.clone(),
+            extern_reads: self.extern_reads.clone(),
             externs_fingerprint: fingerprint(&self.externs),
             buffers: self.buffers.clone(),
             _code: Code(exec),

@@ -91,6 +91,7 @@ impl NativeModule {
             lanes,
             functions,
             externs,
+            extern_reads: Vec::new(),
             buffers,
             align: blob.align,
             code: blob.code,

@@ -34,8 +34,9 @@
 //! the refill has checked to be the same in every group, and on constants), so the refill keeps
 //! them and skips the pure instructions that compute them.
 
-use crate::codegen::{arithmetic, mark_reads};
+use crate::codegen::arithmetic;
 use drs_ir::{Const, Function, Inst, Module, Op, Region, Value};
+use drs_opt::util::mark_reads;
 use drs_opt::util::{nested, operands, walk_insts};
 
 /// How an entry wrapper refills the lanes of `f`'s loop: the instructions before the loop

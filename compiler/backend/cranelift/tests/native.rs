@@ -114,3 +114,24 @@ fn native_code_of_a_module_the_backend_rejects_is_an_error() {
     m.add_function(f);
     assert!(matches!(NativeModule::compile(&m, &Options::new(Lanes::X1)), Err(Error::Unsupported { .. })));
 }
+
+/// Compiled code records which extern results it reads, and keeps the record through its
+/// serialised form.
+#[test]
+fn the_extern_results_read_are_recorded() {
+    let mut m = Module::default();
+    m.externs.push(ExternDecl { name: "pair".into(), params: vec![], results: vec![Ty::F32, Ty::F32] });
+    let sigs = Signatures::of(&m);
+    let mut f = Function::new("kernel");
+    let mut b = Builder::new(&mut f, &sigs);
+    let r = b.call_extern(0, vec![]);
+    b.finish(vec![r[1]]);
+    f.result_types = vec![Ty::F32];
+    m.add_function(f);
+    let native = NativeModule::compile(&m, &Options::new(Lanes::X4)).unwrap();
+    let reloaded = NativeModule::from_bytes(&native.to_bytes()).unwrap();
+    for jit in [native.load().unwrap(), reloaded.load().unwrap()] {
+        assert_eq!(jit.extern_results_read(0), [false, true]);
+        assert_eq!(jit.extern_results_read(1), [] as [bool; 0], "no such extern");
+    }
+}

@@ -129,6 +129,7 @@ fn compile_checked(module: &Module, options: &Options, gathers: Gathers) -> Resu
         })
         .collect();
     NativeModule::from_elf_object(&object, options.lanes, functions, module.externs.clone(), module.buffers.clone())
+        .map(|native| native.with_extern_reads_of(module))
 }
 
 /// The host's CPU features as an LLVM feature list: each x86 feature Cranelift detects,
