@@ -758,8 +758,8 @@ fn kernels_inline_callees_with_one_or_two_call_sites_and_drop_the_rest() {
 }
 
 /// A result counts as read when an instruction or a region's yield reads it, in any function
-/// and at any call; results no call's value is read of do not, and externs never called read
-/// nothing.
+/// and at any call; a result that no call's value is read of does not, nor do the results of
+/// an extern that is never called.
 #[test]
 fn extern_results_read_by_some_call() {
     let mut m = Module::default();

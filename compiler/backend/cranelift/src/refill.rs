@@ -36,8 +36,7 @@
 
 use crate::codegen::arithmetic;
 use drs_ir::{Const, Function, Inst, Module, Op, Region, Value};
-use drs_opt::util::mark_reads;
-use drs_opt::util::{nested, operands, walk_insts};
+use drs_opt::util::{mark_reads, nested, operands, walk_insts};
 
 /// How an entry wrapper refills the lanes of `f`'s loop: the instructions before the loop
 /// (`pre`) and after it (`post`), flattened out of the `if`s on uniform conditions that hold
