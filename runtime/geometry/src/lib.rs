@@ -31,6 +31,6 @@ pub use interaction_lanes::SurfaceInteractions;
 pub use math::{Aabb, Frame, Ray, Transform};
 pub use sampling::{
     square_to_uniform_disk_concentric, square_to_uniform_sphere, square_to_uniform_triangle, DiscreteDistribution,
-    PositionSample,
+    PositionSample, PositionSamples,
 };
 pub use shape::{cube, cube_data, rectangle, rectangle_data, Disk, MeshData, MeshOptions, Shape, Sphere, TriangleMesh};

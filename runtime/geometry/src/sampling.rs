@@ -17,6 +17,51 @@ pub struct PositionSample {
     pub pdf: f32,
 }
 
+/// The [`PositionSample`]s of `L` lanes, each field a column per coordinate
+/// (`p[axis][lane]`), as a kernel's lane group reads them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PositionSamples<const L: usize> {
+    pub p: [[f32; L]; 3],
+    pub n: [[f32; L]; 3],
+    pub uv: [[f32; L]; 2],
+    pub pdf: [f32; L],
+}
+
+impl<const L: usize> PositionSamples<L> {
+    /// Lane `lane`'s sample.
+    pub fn lane(&self, lane: usize) -> PositionSample {
+        let vec3 = |c: &[[f32; L]; 3]| Vec3::new(c[0][lane], c[1][lane], c[2][lane]);
+        PositionSample {
+            p: vec3(&self.p),
+            n: vec3(&self.n),
+            uv: Vec2::new(self.uv[0][lane], self.uv[1][lane]),
+            pdf: self.pdf[lane],
+        }
+    }
+
+    /// Zeros in every lane (a zero density: no sample).
+    pub const ZERO: Self = PositionSamples { p: [[0.0; L]; 3], n: [[0.0; L]; 3], uv: [[0.0; L]; 2], pdf: [0.0; L] };
+
+    pub fn set_lane(&mut self, lane: usize, sample: &PositionSample) {
+        for axis in 0..3 {
+            self.p[axis][lane] = sample.p[axis];
+            self.n[axis][lane] = sample.n[axis];
+        }
+        (self.uv[0][lane], self.uv[1][lane]) = (sample.uv.x, sample.uv.y);
+        self.pdf[lane] = sample.pdf;
+    }
+
+    /// The [`PositionSample`]s that `sample` draws from the points `(u[lane], v[lane])` of the
+    /// lanes in the bit mask `lanes`; other lanes hold zeros.
+    pub(crate) fn by_lane(u: &[f32; L], v: &[f32; L], lanes: u32, sample: impl Fn(Vec2) -> PositionSample) -> Self {
+        let mut out = PositionSamples::ZERO;
+        for lane in (0..L).filter(|&lane| lanes & (1 << lane) != 0) {
+            out.set_lane(lane, &sample(Vec2::new(u[lane], v[lane])));
+        }
+        out
+    }
+}
+
 /// A distribution over `0..n` proportional to non-negative weights.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DiscreteDistribution {

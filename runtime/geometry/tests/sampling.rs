@@ -238,6 +238,46 @@ fn rectangles_sample_their_parallelogram_directly() {
     assert_eq!(Shape::from(rectangle(&tiny, false).unwrap()).sample_position(Vec2::new(0.5, 0.5)).pdf, 0.0);
 }
 
+/// `sample_positions` gives every lane of its mask the bits of `sample_position` for the lane's
+/// point, for rectangles (whose lanes are computed together), other meshes, spheres and disks,
+/// and zeros elsewhere for all but rectangles.
+#[test]
+fn lanes_sample_the_bits_of_single_samples() {
+    let sheared =
+        Mat4::from_cols_array(&[2.0, 0.5, 0.0, 0.0, 0.3, 1.5, 0.4, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, -2.0, 3.0, 1.0]);
+    let to_world = Transform::new(sheared).unwrap();
+    let shapes: [Shape; 4] = [
+        rectangle(&to_world, false).unwrap().into(),
+        staircase(&[1.0, 2.0, 0.5]).into(),
+        Sphere::new(Vec3::new(0.5, 1.0, -1.0), 2.0, &Transform::IDENTITY, false).unwrap().into(),
+        Disk::new(&to_world, false).unwrap().into(),
+    ];
+    let mut rng = Rng::new(31);
+    for (k, shape) in shapes.iter().enumerate() {
+        for lanes in [0b1111_1111u32, 0b1010_0110] {
+            let points: [Vec2; 8] = std::array::from_fn(|_| rng.vec2());
+            let (u, v) = (points.map(|p| p.x), points.map(|p| p.y));
+            let samples = shape.sample_positions(&u, &v, lanes);
+            for (lane, &point) in points.iter().enumerate() {
+                if lanes & (1 << lane) != 0 {
+                    let single = shape.sample_position(point);
+                    let bits = |s: PositionSample| {
+                        [s.p.to_array(), s.n.to_array()].concat().iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+                    };
+                    assert_eq!(bits(samples.lane(lane)), bits(single), "shape {k}, lane {lane}");
+                    assert_eq!(
+                        samples.lane(lane).uv.to_array().map(f32::to_bits),
+                        single.uv.to_array().map(f32::to_bits)
+                    );
+                    assert_eq!(samples.lane(lane).pdf.to_bits(), single.pdf.to_bits());
+                } else if k > 0 {
+                    assert_eq!(samples.lane(lane).pdf, 0.0, "shape {k}, lane {lane} outside the mask");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn shapes_without_area_sample_with_zero_density() {
     let degenerate = MeshData {

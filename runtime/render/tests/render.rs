@@ -156,6 +156,52 @@ fn renders_are_the_same_in_every_lane_mode() {
     assert_eq!(four.data(), run(drs_render::Lanes::X8).data(), "8 lanes");
 }
 
+/// As above with four area lights of four kinds (a rectangle, a disk, a sphere and a cube
+/// mesh): emitter sampling picks one per lane, so the host samples groups whose lanes name
+/// different shapes, each shape's lanes together.
+#[test]
+fn renders_with_area_lights_of_every_kind_are_the_same_in_every_lane_mode() {
+    let emitter = |shape: &str, transform: &str| {
+        format!(
+            r#"<shape type="{shape}"><transform name="to_world">{transform}</transform>
+                <emitter type="area"><rgb name="radiance" value="3, 2, 1"/></emitter></shape>"#
+        )
+    };
+    let lights = [
+        emitter("rectangle", r#"<scale value="0.3"/><rotate x="1" angle="90"/><translate x="-1" y="2"/>"#),
+        emitter("disk", r#"<scale value="0.3"/><rotate x="1" angle="90"/><translate x="1" y="2"/>"#),
+        emitter("sphere", r#"<scale value="0.2"/><translate y="1.5"/>"#),
+        emitter("cube", r#"<scale value="0.1"/><translate x="0.5" y="0.5" z="0.5"/>"#),
+    ];
+    let text = format!(
+        r#"<scene version="3.0.0">
+            <integrator type="path"><integer name="max_depth" value="4"/></integrator>
+            <sensor type="perspective">
+                <float name="fov" value="60"/>
+                <transform name="to_world"><lookat origin="0, 1.5, -4" target="0, 0.5, 0" up="0, 1, 0"/></transform>
+                <film type="hdrfilm"><integer name="width" value="24"/><integer name="height" value="16"/></film>
+            </sensor>
+            <shape type="rectangle">
+                <transform name="to_world"><scale value="3"/><rotate x="1" angle="-90"/></transform>
+                <bsdf type="diffuse"/>
+            </shape>
+            {}
+        </scene>"#,
+        lights.concat()
+    );
+    let scene = Scene::load_str(&text, root().join("lights.xml"), &Definitions::new(), library())
+        .unwrap_or_else(|errors| panic!("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")));
+    let run = |lanes| {
+        let options =
+            RenderOptions { spp: Some(4), seed: Some(5), threads: Some(1), lanes, ..RenderOptions::default() };
+        scene.render(&options).expect("renders")
+    };
+    let four = run(drs_render::Lanes::X4);
+    assert!(four.data().iter().any(|&x| x > 0.0), "the lights light the floor");
+    assert_eq!(four.data(), run(drs_render::Lanes::X1).data(), "scalar");
+    assert_eq!(four.data(), run(drs_render::Lanes::X8).data(), "8 lanes");
+}
+
 /// Parameters change between renders without recompiling: the kernel is the same object.
 #[test]
 fn parameters_change_without_recompiling() {

@@ -9,7 +9,7 @@ use std::f32::consts::PI;
 use crate::error::GeometryError;
 use crate::interaction::{shading_frame, Hit, SurfaceInteraction};
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
-use crate::sampling::{square_to_uniform_triangle, DiscreteDistribution, PositionSample};
+use crate::sampling::{square_to_uniform_triangle, DiscreteDistribution, PositionSample, PositionSamples};
 use crate::triangle::{intersect_triangle, RayShear, TriangleHit};
 
 /// A mesh as a file or a generator describes it, in object space. Attributes are per vertex;
@@ -239,6 +239,31 @@ impl TriangleMesh {
     /// Mitsuba `Mesh::sample_position`: `sample.y` picks a triangle by area and is reused with
     /// `sample.x` to pick a point uniformly in it. A mesh without area gives `pdf = 0`. A
     /// rectangle maps `sample` onto itself instead, as Mitsuba's analytic rectangle does.
+    /// [`Self::sample_position`] for the lanes in `lanes` (see `Shape::sample_positions`); a
+    /// parallelogram's for every lane at once in vector instructions, each lane with the
+    /// one-lane arithmetic (the same bits).
+    // Index loops, which the compiler vectorises.
+    #[allow(clippy::needless_range_loop)]
+    pub(crate) fn sample_positions<const L: usize>(
+        &self,
+        u: &[f32; L],
+        v: &[f32; L],
+        lanes: u32,
+    ) -> PositionSamples<L> {
+        let Some(rect) = &self.parallelogram else {
+            return PositionSamples::by_lane(u, v, lanes, |sample| self.sample_position(sample));
+        };
+        let mut p = [[0.0; L]; 3];
+        for axis in 0..3 {
+            let (corner, edge_u, edge_v) = (rect.corner[axis], rect.edge_u[axis], rect.edge_v[axis]);
+            for lane in 0..L {
+                p[axis][lane] = corner + edge_u * u[lane] + edge_v * v[lane];
+            }
+        }
+        let n = [rect.normal.x, rect.normal.y, rect.normal.z].map(|c| [c; L]);
+        PositionSamples { p, n, uv: [*u, *v], pdf: [rect.pdf; L] }
+    }
+
     pub(crate) fn sample_position(&self, sample: Vec2) -> PositionSample {
         if let Some(rect) = &self.parallelogram {
             let p = rect.corner + rect.edge_u * sample.x + rect.edge_v * sample.y;

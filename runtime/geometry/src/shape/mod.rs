@@ -14,7 +14,7 @@ pub use sphere::Sphere;
 
 use crate::interaction::{Hit, PrimitiveHit, SurfaceInteraction};
 use crate::math::{Aabb, Ray, Vec2};
-use crate::sampling::PositionSample;
+use crate::sampling::{PositionSample, PositionSamples};
 use crate::triangle::RayShear;
 
 #[derive(Clone, Debug)]
@@ -103,6 +103,16 @@ impl Shape {
             Shape::Mesh(mesh) => mesh.sample_position(sample),
             Shape::Sphere(sphere) => sphere.sample_position(sample),
             Shape::Disk(disk) => disk.sample_position(sample),
+        }
+    }
+
+    /// [`Shape::sample_position`] of the point `(u[lane], v[lane])` of each lane in the bit
+    /// mask `lanes`, the same bits (other lanes get unspecified values): a rectangle's lanes
+    /// side by side in vector instructions, other shapes lane by lane.
+    pub fn sample_positions<const L: usize>(&self, u: &[f32; L], v: &[f32; L], lanes: u32) -> PositionSamples<L> {
+        match self {
+            Shape::Mesh(mesh) => mesh.sample_positions(u, v, lanes),
+            _ => PositionSamples::by_lane(u, v, lanes, |sample| self.sample_position(sample)),
         }
     }
 
