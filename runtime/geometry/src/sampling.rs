@@ -28,6 +28,9 @@ pub struct PositionSamples<const L: usize> {
 }
 
 impl<const L: usize> PositionSamples<L> {
+    /// Zeros in every lane (a zero density: no sample).
+    pub const ZERO: Self = PositionSamples { p: [[0.0; L]; 3], n: [[0.0; L]; 3], uv: [[0.0; L]; 2], pdf: [0.0; L] };
+
     /// Lane `lane`'s sample.
     pub fn lane(&self, lane: usize) -> PositionSample {
         let vec3 = |c: &[[f32; L]; 3]| Vec3::new(c[0][lane], c[1][lane], c[2][lane]);
@@ -39,9 +42,7 @@ impl<const L: usize> PositionSamples<L> {
         }
     }
 
-    /// Zeros in every lane (a zero density: no sample).
-    pub const ZERO: Self = PositionSamples { p: [[0.0; L]; 3], n: [[0.0; L]; 3], uv: [[0.0; L]; 2], pdf: [0.0; L] };
-
+    /// Makes `sample` lane `lane`'s.
     pub fn set_lane(&mut self, lane: usize, sample: &PositionSample) {
         for axis in 0..3 {
             self.p[axis][lane] = sample.p[axis];

@@ -42,7 +42,7 @@ pub fn handle(tag: u32, instance: u32) -> u32 {
 }
 
 /// The host functions the runtime provides to kernels (`stdlib/runtime.drs`), besides the
-/// ones behind the `Sampler` methods ([`HOST_SAMPLER_FUNCTIONS`]).
+/// ones behind the `Sampler` methods (`HOST_SAMPLER_FUNCTIONS`).
 pub const HOST_FUNCTIONS: [&str; 4] =
     ["Scene::intersect", "Scene::ray_test", "shape_sample_position", "shape_pdf_position"];
 

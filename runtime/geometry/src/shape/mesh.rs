@@ -236,9 +236,6 @@ impl TriangleMesh {
         }
     }
 
-    /// Mitsuba `Mesh::sample_position`: `sample.y` picks a triangle by area and is reused with
-    /// `sample.x` to pick a point uniformly in it. A mesh without area gives `pdf = 0`. A
-    /// rectangle maps `sample` onto itself instead, as Mitsuba's analytic rectangle does.
     /// [`Self::sample_position`] for the lanes in `lanes` (see `Shape::sample_positions`); a
     /// parallelogram's for every lane at once in vector instructions, each lane with the
     /// one-lane arithmetic (the same bits).
@@ -264,6 +261,9 @@ impl TriangleMesh {
         PositionSamples { p, n, uv: [*u, *v], pdf: [rect.pdf; L] }
     }
 
+    /// Mitsuba `Mesh::sample_position`: `sample.y` picks a triangle by area and is reused with
+    /// `sample.x` to pick a point uniformly in it. A mesh without area gives `pdf = 0`. A
+    /// rectangle maps `sample` onto itself instead, as Mitsuba's analytic rectangle does.
     pub(crate) fn sample_position(&self, sample: Vec2) -> PositionSample {
         if let Some(rect) = &self.parallelogram {
             let p = rect.corner + rect.edge_u * sample.x + rect.edge_v * sample.y;
