@@ -156,21 +156,19 @@ fn sample_position_lanes<const L: usize>(scene: &SceneGeometry, g: &mut LaneGrou
         let shape = scene.geometry.shapes().get(shape as usize);
         shape.map_or(PositionSamples::ZERO, |shape| shape.sample_positions(&u, &v, lanes))
     };
-    let mut todo = g.active();
     let mut samples = PositionSamples::ZERO;
-    if todo != 0 {
-        let first = shape_of[todo.trailing_zeros() as usize];
-        let lanes = lanes_of(first) & todo;
-        samples = sample(first, lanes);
-        todo &= !lanes;
-    }
-    // Lanes of other shapes.
+    let mut todo = g.active();
     while todo != 0 {
         let shape = shape_of[todo.trailing_zeros() as usize];
         let lanes = lanes_of(shape) & todo;
-        let other = sample(shape, lanes);
-        for lane in (0..L).filter(|&l| lanes & (1 << l) != 0) {
-            samples.set_lane(lane, &other.lane(lane));
+        let drawn = sample(shape, lanes);
+        if todo == g.active() {
+            // The first shape (usually the only one) gives the whole columns.
+            samples = drawn;
+        } else {
+            for lane in (0..L).filter(|&l| lanes & (1 << l) != 0) {
+                samples.set_lane(lane, &drawn.lane(lane));
+            }
         }
         todo &= !lanes;
     }
