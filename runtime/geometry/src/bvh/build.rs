@@ -1,8 +1,9 @@
 //! Top-down construction with the binned surface area heuristic (Wald 2007, "On fast
 //! Construction of SAH-based Bounding Volume Hierarchies"): primitives are binned by centroid
-//! along each axis, the cheapest bin boundary by SAH wins, and subtrees are built in parallel
-//! once they are large enough to pay for a task. `flatten` then collapses the binary tree into
-//! the 4-wide nodes that traversal uses.
+//! along each axis, the cheapest bin boundary by SAH wins (or, where a node's primitives come
+//! from a few shapes, the split of one shape from the others if that costs less), and subtrees
+//! are built in parallel once they are large enough to pay for a task. `flatten` then collapses
+//! the binary tree into the 4-wide nodes that traversal uses.
 
 use rayon::prelude::*;
 
@@ -24,15 +25,25 @@ const TRAVERSAL_COST: f32 = 0.1;
 const INTERSECTION_COST: f32 = 1.0;
 /// A node with more primitives is always split (when its primitives can be told apart).
 const MAX_LEAF_SIZE: usize = PACKET;
+/// Nodes whose primitives come from more shapes than this are split by centroid planes only:
+/// finding each primitive's shape among the node's takes a search of this length.
+const MAX_SHAPE_SPLIT_SHAPES: usize = 16;
 /// Subtrees with fewer primitives are built on the current thread.
 const PARALLEL_THRESHOLD: usize = 4096;
 
 #[derive(Clone, Copy, Debug)]
 struct BuildPrim {
     bounds: Aabb,
-    centroid: Vec3,
     /// Index into the list of `(shape, primitive)` pairs.
     id: u32,
+    shape: u32,
+}
+
+impl BuildPrim {
+    // Computed where needed rather than stored, which keeps a primitive at 32 bytes.
+    fn centroid(&self) -> Vec3 {
+        self.bounds.center()
+    }
 }
 
 enum BuildNode {
@@ -62,10 +73,10 @@ impl Bvh {
             .enumerate()
             .map(|(id, &(s, p))| {
                 let bounds = shapes[s as usize].primitive_bounds(p as usize);
-                BuildPrim { bounds, centroid: bounds.center(), id: id as u32 }
+                BuildPrim { bounds, id: id as u32, shape: s }
             })
             .collect();
-        let (root, bounds) = build_node(&mut build_prims, 0, 0);
+        let (root, bounds) = build_node(&mut build_prims, 0, 0, false);
         let (mut nodes, mut packets) = (Vec::new(), Vec::new());
         let root = flatten(&root, &mut nodes, &mut |first, count| {
             let index = packets.len() as u32;
@@ -105,37 +116,50 @@ fn pack(prims: &[BuildPrim], refs: &[(u32, u32)], shapes: &[Shape]) -> LeafPacke
 }
 
 /// Builds the subtree over `prims`, which start at index `first` of the final order, and
-/// returns it with its bounds. Reorders `prims` into tree order.
-fn build_node(prims: &mut [BuildPrim], first: u32, depth: usize) -> (BuildNode, Aabb) {
+/// returns it with its bounds. Reorders `prims` into tree order. `one_shape`: all of `prims`
+/// are known to come from one shape.
+fn build_node(prims: &mut [BuildPrim], first: u32, depth: usize, one_shape: bool) -> (BuildNode, Aabb) {
     let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(p.bounds));
     let leaf = BuildNode::Leaf { first, count: prims.len() as u32 };
     if prims.len() == 1 || depth >= MAX_DEPTH {
         return (leaf, bounds);
     }
-    let centroid_bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.expand(p.centroid));
-    let mid = match best_split(prims, &bounds, &centroid_bounds) {
+    let centroid_bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.expand(p.centroid()));
+    let shapes = if one_shape { NodeShapes::One } else { NodeShapes::of(prims) };
+    let one_shape = matches!(shapes, NodeShapes::One);
+    let best = [best_split(prims, &bounds, &centroid_bounds), best_shape_split(&shapes, prims.len(), &bounds)]
+        .into_iter()
+        .flatten()
+        .min_by(|a, b| a.cost.total_cmp(&b.cost));
+    let mid = match best {
         Some(split) => {
             let leaf_cost = INTERSECTION_COST * packets(prims.len());
             if prims.len() <= MAX_LEAF_SIZE && leaf_cost <= split.cost {
                 return (leaf, bounds);
             }
-            partition(prims, |p| split.bins.index(p.centroid) <= split.last_left_bin)
+            match split.left {
+                Left::Bins { bins, last } => partition(prims, |p| bins.index(p.centroid()) <= last),
+                Left::Shape(shape) => partition(prims, |p| p.shape == shape),
+            }
         }
         // No usable axis: equal centroids, or a box too flat for the SAH to rank splits.
         None if prims.len() <= MAX_LEAF_SIZE => return (leaf, bounds),
         None => {
             let axis = centroid_bounds.extent().max_position();
             let mid = prims.len() / 2;
-            prims.select_nth_unstable_by(mid, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
+            prims.select_nth_unstable_by(mid, |a, b| a.centroid()[axis].total_cmp(&b.centroid()[axis]));
             mid
         }
     };
     let (left, right) = prims.split_at_mut(mid);
     let right_first = first + mid as u32;
     let ((left, left_bounds), (right, right_bounds)) = if left.len() + right.len() >= PARALLEL_THRESHOLD {
-        rayon::join(|| build_node(left, first, depth + 1), || build_node(right, right_first, depth + 1))
+        rayon::join(
+            || build_node(left, first, depth + 1, one_shape),
+            || build_node(right, right_first, depth + 1, one_shape),
+        )
     } else {
-        (build_node(left, first, depth + 1), build_node(right, right_first, depth + 1))
+        (build_node(left, first, depth + 1, one_shape), build_node(right, right_first, depth + 1, one_shape))
     };
     let node = BuildNode::Inner { bounds: [left_bounds, right_bounds], children: Box::new([left, right]) };
     (node, bounds)
@@ -165,11 +189,17 @@ impl Binning {
 }
 
 struct Split {
-    bins: Binning,
-    /// Bins `0..=last_left_bin` go left.
-    last_left_bin: usize,
+    left: Left,
     /// SAH cost of splitting, in units comparable with `INTERSECTION_COST · packets`.
     cost: f32,
+}
+
+/// The primitives a [`Split`] puts on the left.
+enum Left {
+    /// Those whose centroids fall in bins `0..=last`.
+    Bins { bins: Binning, last: usize },
+    /// Those of one shape.
+    Shape(u32),
 }
 
 fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Option<Split> {
@@ -182,7 +212,7 @@ fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Opt
         let mut bin_bounds = [Aabb::EMPTY; BIN_COUNT];
         let mut bin_counts = [0usize; BIN_COUNT];
         for p in prims {
-            let k = bins.index(p.centroid);
+            let k = bins.index(p.centroid());
             bin_bounds[k] = bin_bounds[k].union(p.bounds);
             bin_counts[k] += 1;
         }
@@ -203,9 +233,73 @@ fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Opt
             let cost = TRAVERSAL_COST
                 + INTERSECTION_COST * (left_box.surface_area() * packets(left_count) + right_cost[k]) / area;
             if left_count > 0 && cost < best.as_ref().map_or(f32::INFINITY, |b| b.cost) {
-                best = Some(Split { bins, last_left_bin: k, cost });
+                best = Some(Split { left: Left::Bins { bins, last: k }, cost });
             }
         }
+    }
+    best
+}
+
+/// The shapes that a node's primitives come from.
+enum NodeShapes {
+    /// One shape: then the primitives of the node's descendants also do.
+    One,
+    /// Each shape's index, bounds and primitive count, in order of first appearance.
+    Few(Vec<(u32, Aabb, usize)>),
+    /// More than [`MAX_SHAPE_SPLIT_SHAPES`].
+    Many,
+}
+
+impl NodeShapes {
+    fn of(prims: &[BuildPrim]) -> NodeShapes {
+        let mut shapes: Vec<(u32, Aabb, usize)> = Vec::new();
+        for p in prims {
+            if let Some((_, shape_bounds, count)) = shapes.iter_mut().find(|(shape, ..)| *shape == p.shape) {
+                (*shape_bounds, *count) = (shape_bounds.union(p.bounds), *count + 1);
+            } else if shapes.len() == MAX_SHAPE_SPLIT_SHAPES {
+                return NodeShapes::Many;
+            } else {
+                shapes.push((p.shape, p.bounds, 1));
+            }
+        }
+        if shapes.len() > 1 {
+            NodeShapes::Few(shapes)
+        } else {
+            NodeShapes::One
+        }
+    }
+}
+
+/// The best split of a node of `count` primitives within `bounds` into one shape's primitives
+/// and the others', where they come from a few `shapes`. A centroid plane cannot separate an
+/// object from the walls around it, whose centroids lie on either side: in the Cornell box the
+/// binned splits divided the tall block among three subtrees whose boxes spanned half the
+/// room, which most rays entered. Kept whole, the block gets a subtree whose box only the rays
+/// that pass near it enter.
+fn best_shape_split(shapes: &NodeShapes, count: usize, bounds: &Aabb) -> Option<Split> {
+    let NodeShapes::Few(shapes) = shapes else { return None };
+    let area = bounds.surface_area();
+    if !(area > 0.0 && area.is_finite()) {
+        return None;
+    }
+    // The bounds of the shapes before and after each one, for the bounds of the rest.
+    let mut after = vec![Aabb::EMPTY; shapes.len() + 1];
+    for i in (0..shapes.len()).rev() {
+        after[i] = after[i + 1].union(shapes[i].1);
+    }
+    let mut before = Aabb::EMPTY;
+    let mut best: Option<Split> = None;
+    for (i, &(shape, shape_bounds, shape_count)) in shapes.iter().enumerate() {
+        let rest = before.union(after[i + 1]);
+        let cost = TRAVERSAL_COST
+            + INTERSECTION_COST
+                * (shape_bounds.surface_area() * packets(shape_count)
+                    + rest.surface_area() * packets(count - shape_count))
+                / area;
+        if cost < best.as_ref().map_or(f32::INFINITY, |b| b.cost) {
+            best = Some(Split { left: Left::Shape(shape), cost });
+        }
+        before = before.union(shape_bounds);
     }
     best
 }
@@ -272,19 +366,16 @@ mod tests {
 
     use super::*;
     use crate::math::Transform;
-    use crate::shape::rectangle;
+    use crate::shape::{cube, rectangle};
 
-    /// The six walls of a room, two triangles each. A ray from inside crosses one wall, so
-    /// each wall must be a (flat) leaf of its own: a leaf holding two walls would span the
-    /// room and be tested by every ray.
-    #[test]
-    fn walls_of_a_room_get_leaves_of_their_own() {
+    /// The six walls of the room [-1, 1]³, two triangles each.
+    fn room() -> Vec<Shape> {
         let wall = |rotation: Mat4| {
             let to_world = Transform::new(rotation * Mat4::from_translation(Vec3::new(0.0, 0.0, -1.0))).unwrap();
             Shape::from(rectangle(&to_world, false).unwrap())
         };
         let quarter = std::f32::consts::FRAC_PI_2;
-        let shapes: Vec<Shape> = [
+        [
             Mat4::IDENTITY,
             Mat4::from_rotation_x(2.0 * quarter),
             Mat4::from_rotation_x(quarter),
@@ -294,7 +385,31 @@ mod tests {
         ]
         .into_iter()
         .map(wall)
-        .collect();
+        .collect()
+    }
+
+    /// The children of `node` (unused slots, with empty boxes, left out).
+    fn children(node: &Node) -> impl Iterator<Item = NodeRef> + '_ {
+        (0..WIDTH).filter(|&c| node.bounds[0][0][c] <= node.bounds[0][1][c]).map(|c| node.children[c])
+    }
+
+    /// The shape of each primitive in the subtree `node`, sorted.
+    fn shapes_under(bvh: &Bvh, node: NodeRef) -> Vec<u32> {
+        let mut shapes: Vec<u32> = if node.count > 0 {
+            bvh.leaf_packets(node).iter().flat_map(|p| p.shape).take(node.count as usize).collect()
+        } else {
+            children(&bvh.nodes[node.index as usize]).flat_map(|c| shapes_under(bvh, c)).collect()
+        };
+        shapes.sort_unstable();
+        shapes
+    }
+
+    /// The six walls of a room, two triangles each. A ray from inside crosses one wall, so
+    /// each wall must be a (flat) leaf of its own: a leaf holding two walls would span the
+    /// room and be tested by every ray.
+    #[test]
+    fn walls_of_a_room_get_leaves_of_their_own() {
+        let shapes = room();
         let bvh = Bvh::build(&shapes).unwrap();
         let leaves: Vec<NodeRef> = bvh.nodes.iter().flat_map(|n| n.children).filter(|c| c.count > 0).collect();
         assert_eq!(leaves.iter().map(|l| l.count).sum::<u32>(), 12, "every triangle in a leaf");
@@ -303,5 +418,22 @@ mod tests {
                 bvh.leaf_packets(leaf).iter().flat_map(|p| p.shape).take(leaf.count as usize).collect();
             assert!(walls.iter().all(|&w| w == walls[0]), "a leaf holds triangles of walls {walls:?}");
         }
+    }
+
+    /// A block standing in a room (as in the Cornell box) gets a subtree of its own, which
+    /// only rays passing near it enter. No centroid plane separates it from the walls, and
+    /// the binned splits alone divided it among subtrees that spanned half the room.
+    #[test]
+    fn a_block_in_a_room_gets_a_subtree_of_its_own() {
+        let mut shapes = room();
+        let block = Mat4::from_translation(Vec3::new(0.3, -0.4, 0.3))
+            * Mat4::from_rotation_y(0.3)
+            * Mat4::from_scale(Vec3::new(0.3, 0.6, 0.3));
+        shapes.push(cube(&Transform::new(block).unwrap(), false).unwrap().into());
+        let bvh = Bvh::build(&shapes).unwrap();
+        let block_subtree = bvh.nodes.iter().flat_map(children).any(|c| shapes_under(&bvh, c) == [6; 12]);
+        let tree: Vec<Vec<Vec<u32>>> =
+            bvh.nodes.iter().map(|n| children(n).map(|c| shapes_under(&bvh, c)).collect()).collect();
+        assert!(block_subtree, "no subtree holds the block alone; shapes under each node's children: {tree:?}");
     }
 }
