@@ -273,9 +273,9 @@ impl NodeShapes {
 /// The best split of a node of `count` primitives within `bounds` into one shape's primitives
 /// and the others', where they come from a few `shapes`. A centroid plane cannot separate an
 /// object from the walls around it, whose centroids lie on either side: in the Cornell box the
-/// binned splits divided the tall block among three subtrees whose boxes spanned half the
-/// room, which most rays entered. Kept whole, the block gets a subtree whose box only the rays
-/// that pass near it enter.
+/// binned splits divided the tall block among three subtrees with walls, whose boxes spanned
+/// half the room or all of it and which most rays entered. Kept whole, the block gets a subtree
+/// whose box only the rays that pass near it enter.
 fn best_shape_split(shapes: &NodeShapes, count: usize, bounds: &Aabb) -> Option<Split> {
     let NodeShapes::Few(shapes) = shapes else { return None };
     let area = bounds.surface_area();
@@ -422,7 +422,7 @@ mod tests {
 
     /// A block standing in a room (as in the Cornell box) gets a subtree of its own, which
     /// only rays passing near it enter. No centroid plane separates it from the walls, and
-    /// the binned splits alone divided it among subtrees that spanned half the room.
+    /// the binned splits alone put its triangles in subtrees with walls.
     #[test]
     fn a_block_in_a_room_gets_a_subtree_of_its_own() {
         let mut shapes = room();
