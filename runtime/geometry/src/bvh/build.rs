@@ -127,10 +127,16 @@ fn build_node(prims: &mut [BuildPrim], first: u32, depth: usize, one_shape: bool
     let centroid_bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.expand(p.centroid()));
     let shapes = if one_shape { NodeShapes::One } else { NodeShapes::of(prims) };
     let one_shape = matches!(shapes, NodeShapes::One);
-    let best = [best_split(prims, &bounds, &centroid_bounds), best_shape_split(&shapes, prims.len(), &bounds)]
-        .into_iter()
-        .flatten()
-        .min_by(|a, b| a.cost.total_cmp(&b.cost));
+    // The SAH weighs each side by its share of the node's surface area, which must be usable.
+    let area = bounds.surface_area();
+    let best = if area > 0.0 && area.is_finite() {
+        [best_split(prims, area, &centroid_bounds), best_shape_split(&shapes, prims.len(), area)]
+            .into_iter()
+            .flatten()
+            .min_by(|a, b| a.cost.total_cmp(&b.cost))
+    } else {
+        None
+    };
     let mid = match best {
         Some(split) => {
             let leaf_cost = INTERSECTION_COST * packets(prims.len());
@@ -202,11 +208,8 @@ enum Left {
     Shape(u32),
 }
 
-fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Option<Split> {
-    let area = bounds.surface_area();
-    if !(area > 0.0 && area.is_finite()) {
-        return None;
-    }
+/// The best split of `prims`, in a node of surface area `area`, at a bin boundary.
+fn best_split(prims: &[BuildPrim], area: f32, centroid_bounds: &Aabb) -> Option<Split> {
     let mut best: Option<Split> = None;
     for bins in (0..3).filter_map(|axis| Binning::new(axis, centroid_bounds)) {
         let mut bin_bounds = [Aabb::EMPTY; BIN_COUNT];
@@ -222,16 +225,14 @@ fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroid_bounds: &Aabb) -> Opt
         for k in (1..BIN_COUNT).rev() {
             right_box = right_box.union(bin_bounds[k]);
             right_count += bin_counts[k];
-            right_cost[k - 1] =
-                if right_count > 0 { right_box.surface_area() * packets(right_count) } else { f32::NAN };
+            right_cost[k - 1] = if right_count > 0 { side_cost(&right_box, right_count) } else { f32::NAN };
         }
         let (mut left_box, mut left_count) = (Aabb::EMPTY, 0);
         for k in 0..BIN_COUNT - 1 {
             left_box = left_box.union(bin_bounds[k]);
             left_count += bin_counts[k];
             // A split with an empty side (NaN right cost) is no split.
-            let cost = TRAVERSAL_COST
-                + INTERSECTION_COST * (left_box.surface_area() * packets(left_count) + right_cost[k]) / area;
+            let cost = split_cost(side_cost(&left_box, left_count) + right_cost[k], area);
             if left_count > 0 && cost < best.as_ref().map_or(f32::INFINITY, |b| b.cost) {
                 best = Some(Split { left: Left::Bins { bins, last: k }, cost });
             }
@@ -270,18 +271,14 @@ impl NodeShapes {
     }
 }
 
-/// The best split of a node of `count` primitives within `bounds` into one shape's primitives
-/// and the others', where they come from a few `shapes`. A centroid plane cannot separate an
-/// object from the walls around it, whose centroids lie on either side: in the Cornell box the
-/// binned splits divided the tall block among three subtrees with walls, whose boxes spanned
-/// half the room or all of it and which most rays entered. Kept whole, the block gets a subtree
-/// whose box only the rays that pass near it enter.
-fn best_shape_split(shapes: &NodeShapes, count: usize, bounds: &Aabb) -> Option<Split> {
+/// The best split of a node of `count` primitives and surface area `area` into one shape's
+/// primitives and the others', where they come from a few `shapes`. A centroid plane cannot
+/// separate an object from the walls around it, whose centroids lie on either side: in the
+/// Cornell box the binned splits divided the tall block among three subtrees with walls, whose
+/// boxes spanned half the room or all of it and which most rays entered. Kept whole, the block
+/// gets a subtree whose box only the rays that pass near it enter.
+fn best_shape_split(shapes: &NodeShapes, count: usize, area: f32) -> Option<Split> {
     let NodeShapes::Few(shapes) = shapes else { return None };
-    let area = bounds.surface_area();
-    if !(area > 0.0 && area.is_finite()) {
-        return None;
-    }
     // The bounds of the shapes before and after each one, for the bounds of the rest.
     let mut after = vec![Aabb::EMPTY; shapes.len() + 1];
     for i in (0..shapes.len()).rev() {
@@ -291,17 +288,25 @@ fn best_shape_split(shapes: &NodeShapes, count: usize, bounds: &Aabb) -> Option<
     let mut best: Option<Split> = None;
     for (i, &(shape, shape_bounds, shape_count)) in shapes.iter().enumerate() {
         let rest = before.union(after[i + 1]);
-        let cost = TRAVERSAL_COST
-            + INTERSECTION_COST
-                * (shape_bounds.surface_area() * packets(shape_count)
-                    + rest.surface_area() * packets(count - shape_count))
-                / area;
+        let cost = split_cost(side_cost(&shape_bounds, shape_count) + side_cost(&rest, count - shape_count), area);
         if cost < best.as_ref().map_or(f32::INFINITY, |b| b.cost) {
             best = Some(Split { left: Left::Shape(shape), cost });
         }
         before = before.union(shape_bounds);
     }
     best
+}
+
+/// One side of a split in the SAH: its surface area times the packets its `count` primitives
+/// fill.
+fn side_cost(bounds: &Aabb, count: usize) -> f32 {
+    bounds.surface_area() * packets(count)
+}
+
+/// SAH cost of a split whose sides' [`side_cost`]s sum to `sides`, in a node of surface area
+/// `area`, in units comparable with `INTERSECTION_COST · packets`.
+fn split_cost(sides: f32, area: f32) -> f32 {
+    TRAVERSAL_COST + INTERSECTION_COST * sides / area
 }
 
 /// Packets that `count` primitives fill, the unit of the SAH's intersection cost.
